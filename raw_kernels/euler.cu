@@ -285,6 +285,9 @@ BLOCK_KERNEL void euler_max_rate(const real* __restrict__ u, real* __restrict__ 
                                  int ny, real dx, real dy, real gamma)
 {
     __shared__ real s[256];
+#if DIM == 1
+    (void)dy;
+#endif
     PHASE {
         const int ncell = nx * ny;
         real m = R(0);

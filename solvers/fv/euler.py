@@ -139,6 +139,8 @@ class EulerSolver:
                           for f in (rho, vx, vy, p))
         if not (np.all(rho > 0) and np.all(p > 0)):
             raise ValueError("initial rho and p must be > 0 everywhere")
+        if self.grid.ndim == 1 and np.any(vy != 0):
+            raise ValueError("a 1D grid has no y velocity")
         energy = p / (self.gamma - 1) + 0.5 * rho * (vx**2 + vy**2)
         momentum = [rho * vx] + ([rho * vy] if self.grid.ndim == 2 else [])
         conserved = np.stack([rho, *momentum, energy])

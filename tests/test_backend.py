@@ -1,0 +1,113 @@
+"""The backend interface: choosing a backend, argument checks, capture rules, and the kernel
+dialect's block reductions (shared memory, PHASE blocks) against NumPy."""
+
+import numpy as np
+import pytest
+
+from solvers.backend import BackendError, CaptureError, get_backend
+from solvers.backend.cuda import cuda_available
+from solvers.clock import DeviceClock
+from solvers.fv.euler import EulerSolver
+from solvers.mesh import StructuredGrid
+
+
+def test_unknown_backend_is_an_error():
+    with pytest.raises(BackendError, match="unknown backend 'gpu'"):
+        get_backend("gpu")
+
+
+def test_cuda_without_gpu_is_an_error_not_a_fallback():
+    if cuda_available():
+        assert get_backend("cuda").name == "cuda"
+    else:
+        with pytest.raises(BackendError, match="no usable CUDA GPU"):
+            get_backend("cuda")
+        assert get_backend("auto", notify=False).name == "host"
+
+
+def _clock_kernels(backend, dtype=np.float32):
+    return backend.module("control.cu", dtype)
+
+
+def test_bind_checks_argument_types():
+    backend = get_backend("host")
+    finish = _clock_kernels(backend).finish_dt
+    rates = backend.zeros((4,), np.float64)  # wrong: real is float32 here
+    ctrl = backend.zeros((8,), np.float64)
+    dt = backend.zeros((1,), np.float32)
+    with pytest.raises(TypeError, match="argument 'rates' expects a host array of float32"):
+        finish.bind(1, 256, rates, 4, ctrl, dt, 0.5)
+    with pytest.raises(TypeError, match="takes 5 arguments, got 4"):
+        finish.bind(1, 256, rates, 4, ctrl, dt)
+
+
+def test_capture_forbids_host_reads_and_allocations(backend_name):
+    backend = get_backend(backend_name)
+    array = backend.zeros((4,), np.float32)
+    with pytest.raises(CaptureError, match="reading device data"):
+        backend.capture(lambda: backend.to_host(array))
+    with pytest.raises(CaptureError, match="allocating"):
+        backend.capture(lambda: backend.empty((4,), np.float32))
+    with pytest.raises(CaptureError, match="copying host data"):
+        backend.capture(lambda: backend.write(array, np.ones(4)))
+    backend.to_host(array)  # usable again after a failed capture
+
+
+def _random_state(grid, rng):
+    rho = rng.uniform(0.5, 2.0, grid.shape)
+    vx, vy = rng.uniform(-1, 1, grid.shape), rng.uniform(-1, 1, grid.shape)
+    p = rng.uniform(0.2, 3.0, grid.shape)
+    return rho, vx, vy, p
+
+
+@pytest.mark.parametrize("nx, ny", [(7, 5), (300, 170)])
+def test_dt_reduction_matches_numpy(backend_name, nx, ny):
+    """euler_max_rate (a BLOCK_KERNEL with a shared-memory tree) and finish_dt give dt =
+    cfl / max((|vx| + c)/dx + (|vy| + c)/dy) exactly as NumPy computes it from the same floats:
+    a maximum is exact, so only the final division may round."""
+    rng = np.random.default_rng(nx * ny)
+    grid = StructuredGrid(nx, x=(0, 1), ny=ny, y=(0, 2))
+    solver = EulerSolver(grid, dict.fromkeys(("x_lo", "x_hi", "y_lo", "y_hi"), "periodic"),
+                         backend=backend_name, precision="fp64", cfl=0.4)
+    rho, vx, vy, p = _random_state(grid, rng)
+    solver.set_primitive(rho, vx, p, vy=vy)
+    solver.clock.set(t=1.0, t_stop=10.0)
+    solver._rate()
+    solver.clock.finish_dt()
+    reading = solver.clock.read()
+
+    u = solver.conserved()
+    vx, vy = u[1] / u[0], u[2] / u[0]
+    p = 0.4 * (u[3] - 0.5 * u[0] * (vx**2 + vy**2))
+    c = np.sqrt(1.4 * p / u[0])
+    rate = ((np.abs(vx) + c) / grid.dx + (np.abs(vy) + c) / grid.dy).max()
+    assert reading.dt == pytest.approx(0.4 / rate, rel=1e-14)
+    assert reading.t == 1.0 + reading.dt
+    assert reading.steps == 1 and not reading.diverged
+
+
+def test_clock_lands_exactly_on_stop_time_and_then_idles(backend_name):
+    backend = get_backend(backend_name)
+    clock = DeviceClock(backend, np.float32, ncells=10, cfl=0.5)
+    backend.write(clock.rates, np.full(clock.rate_blocks, 2.0))  # dt = 0.25
+    clock.set(t=0.0, t_stop=0.6)
+    readings = []
+    for _ in range(4):
+        clock.finish_dt()
+        readings.append(clock.read())
+    assert [r.t for r in readings] == [0.25, 0.5, 0.6, 0.6]
+    assert [r.steps for r in readings] == [1, 2, 3, 3]
+    assert readings[-1].dt == 0.0
+
+
+def test_non_finite_state_sets_the_divergence_flag(backend_name):
+    grid = StructuredGrid(64)
+    solver = EulerSolver(grid, {"x_lo": "periodic", "x_hi": "periodic"}, backend=backend_name)
+    u = np.ones((3, 64))
+    u[2] = 3.0
+    u[2, 17] = np.nan
+    solver.set_conserved(u)
+    solver.clock.set(t_stop=1.0)
+    solver.step()
+    reading = solver.clock.read()
+    assert reading.diverged and reading.dt == 0.0 and reading.steps == 0
