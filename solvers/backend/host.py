@@ -23,6 +23,8 @@ from .base import Backend, BackendError
 CXX_FLAGS = ["-O3", "-march=native", "-fno-math-errno", "-fopenmp", "-fPIC", "-shared",
              "-std=c++17", "-x", "c++"]
 
+PARALLEL_MIN_WORK = 16384  # work items (threads) below which a launch runs serially
+
 _SCALAR_CTYPES = {np.dtype(np.int32): ctypes.c_int32, np.dtype(np.float32): ctypes.c_float,
                   np.dtype(np.float64): ctypes.c_double}
 
@@ -66,13 +68,13 @@ def launcher_source(signatures):
         call = f"{sig.name}({args});"
         body = call if sig.block else (
             f"for (unsigned t = 0; t < nthreads; ++t) {{ set_thread_index(t); {call} }}")
+        # Small launches run on the calling thread: waking a thread team costs more than them.
         parts.append(f"""
 extern "C" void launch_{sig.name}(const unsigned* grid, const unsigned* block, void** args)
 {{
     const long nblocks = (long)grid[0] * grid[1] * grid[2];
-    const unsigned nthreads = block[0] * block[1] * block[2];
-    (void)nthreads;
-#pragma omp parallel for schedule(static)
+    const long nthreads = (long)block[0] * block[1] * block[2];
+#pragma omp parallel for schedule(static) if (nblocks * nthreads >= {PARALLEL_MIN_WORK})
     for (long b = 0; b < nblocks; ++b) {{
         gridDim = {{grid[0], grid[1], grid[2]}};
         blockDim = {{block[0], block[1], block[2]}};
