@@ -75,8 +75,9 @@ class CaseRun:
                 **{k: str(v) for k, v in self.solver.backend.describe().items()}}
 
     def _selected(self, names):
+        """The named fields, stored in the run's precision."""
         fields = self.solver.fields()
-        return {name: fields[name] for name in names}
+        return {name: fields[name].astype(self.solver.dtype) for name in names}
 
     def run(self, write=True, progress=None):
         """Advance to the end time. With write, snapshots and final state go to the case's
