@@ -31,7 +31,10 @@ class DeviceClock:
         if not 0 < cfl <= 1:
             raise ValueError(f"cfl must be in (0, 1], got {cfl}")
         self.backend = backend
-        self.ctrl = backend.zeros((CTRL_SIZE,), np.float64)
+        # No stop time until one is set: a bare solver.step() advances.
+        ctrl = np.zeros(CTRL_SIZE)
+        ctrl[CTRL_T_STOP] = np.inf
+        self.ctrl = backend.to_device(ctrl)
         self.dt = backend.zeros((1,), real_dtype)
         self.rate_blocks = int(min(MAX_RATE_BLOCKS, -(-ncells // RATE_BLOCK)))
         self.rates = backend.zeros((self.rate_blocks,), real_dtype)

@@ -74,7 +74,8 @@ class CudaBackend(Backend):
             module = self.cupy.RawModule(code=source, options=NVRTC_FLAGS + tuple(flags))
             return {sig.name: module.get_function(sig.name) for sig in signatures}
         except self.cupy.cuda.compiler.CompileException as error:
-            raise BackendError(f"NVRTC compile of raw_kernels/{filename} failed:\n{error}") from None
+            message = f"NVRTC compile of raw_kernels/{filename} failed:\n{error}"
+            raise BackendError(message) from None
 
     def bind_launch(self, kernel, grid, block, args):
         return CudaLaunch(self, kernel.function, grid, block, args)

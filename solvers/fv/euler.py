@@ -18,11 +18,11 @@ RIEMANN_SOLVERS = {"rusanov": 1, "hllc": 2}
 BOUNDARY_KINDS = {"periodic": 0, "transmissive": 1, "reflective": 2, "inflow": 3}
 SIDES = ("x_lo", "x_hi", "y_lo", "y_hi")
 
-# Shu-Osher SSP Runge-Kutta schemes. Each stage: out = w0 * U^n + w1 * (u + dt L(u)), where
-# u is the previous stage; buffers 0 (the state), 1 and 2. (w0, w1, input, output).
+# Shu-Osher SSP Runge-Kutta schemes. Each stage: out = (1 - w) U^n + w (u + dt L(u)), where
+# u is the previous stage; buffers 0 (the state), 1 and 2. (w, input, output).
 TIME_INTEGRATORS = {
-    "ssp_rk2": ((0.0, 1.0, 0, 1), (0.5, 0.5, 1, 0)),
-    "ssp_rk3": ((0.0, 1.0, 0, 1), (0.75, 0.25, 1, 2), (1.0 / 3.0, 2.0 / 3.0, 2, 0)),
+    "ssp_rk2": ((1.0, 0, 1), (0.5, 1, 0)),
+    "ssp_rk3": ((1.0, 0, 1), (0.25, 1, 2), (2.0 / 3.0, 2, 0)),
 }
 
 STAGE_BLOCK_2D = (32, 8)
@@ -96,8 +96,8 @@ class EulerSolver:
         self._stages = [
             kernels.euler_stage.bind(launch_grid, block, self.buffers[src], self.buffers[0],
                                      self.buffers[dst], self.clock.dt, self.inflow, grid.nx,
-                                     grid.ny, *bc_kinds, grid.dx, grid.dy, self.gamma, w0, w1)
-            for w0, w1, src, dst in self.stages]
+                                     grid.ny, *bc_kinds, grid.dx, grid.dy, self.gamma, w)
+            for w, src, dst in self.stages]
 
     def _boundaries(self, boundary):
         sides = SIDES[:2 * self.grid.ndim]
@@ -148,6 +148,9 @@ class EulerSolver:
 
     def set_conserved(self, conserved, t=0.0):
         """Set the state from conserved variables of shape (nvar, *grid.shape)."""
+        shape = (self.nvar, *self.grid.shape)
+        if np.shape(conserved) != shape:
+            raise ValueError(f"conserved state must have shape {shape}, got {np.shape(conserved)}")
         state = np.asarray(conserved, np.float64).reshape(self.nvar, self.grid.nx, self.grid.ny)
         self.backend.write(self.buffers[0], state.transpose(0, 2, 1).astype(self.dtype))
         self.clock.set(t=t, steps=0)

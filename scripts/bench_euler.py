@@ -1,0 +1,412 @@
+"""Euler benchmark on one card: the fused solver (CUDA graph and eager, fp32 and fp64) against
+the two floors of METHOD.md, measured on the card, and against an unfused CuPy version of the
+same scheme (scripts/euler_unfused.py).
+
+    python scripts/bench_euler.py [--sizes 256,512,1024] [--json bench_euler.json]
+    python scripts/bench_euler.py --backend host --sizes 64,128      # CPU smoke test
+
+Problem: 2D, periodic, MUSCL (MC limiter) + HLLC + SSP-RK3, cfl 0.5, on n x n cells of a
+random (non-smooth) state. Per size and precision it reports time per step, cell updates per
+second, achieved GB/s over the floor's bytes (below) and as a fraction of the measured copy
+bandwidth, GFLOP/s over the FLOP count below as a fraction of the measured FMA rate, the
+graph-over-eager speedup, and device memory per cell. A compact table is printed last; full
+numbers go to --json.
+"""
+
+import argparse
+import json
+import platform
+import statistics
+import sys
+import time
+from importlib import metadata
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path[:0] = [str(ROOT), str(ROOT / "scripts")]
+
+import ceilings  # noqa: E402
+from euler_unfused import UnfusedEuler  # noqa: E402
+
+from solvers.backend import BackendError, get_backend  # noqa: E402
+from solvers.fv.euler import EulerSolver  # noqa: E402
+from solvers.mesh.structured import StructuredGrid  # noqa: E402
+from solvers.stepper import Stepper  # noqa: E402
+
+GAMMA, CFL = 1.4, 0.5
+PERIODIC = {side: "periodic" for side in ("x_lo", "x_hi", "y_lo", "y_hi")}
+STAGES, NVAR = 3, 4
+UNFUSED_BYTES_PER_CELL = 400  # a margin over the ~270 B/cell the unfused fp32 step peaks at
+
+# FLOPs per cell and Runge-Kutta stage, counted from raw_kernels/euler.cu (DIM 2, MUSCL, MC,
+# HLLC). +, -, *, / and sqrt count 1 each (an FMA in the machine code does 2 of them);
+# fabs, fmin, fmax, negation, compares and selects count 0. HLLC counts its subsonic star branch.
+#   cell_prim            12  (1/rho, 2 mul, pressure 8, the wall flip 1)
+#   limited_slope (MC)    5  (dl*dr, 2|dl|, 2|dr|, dl+dr, 0.5|.|)
+#   half_slope           32  (4 variables x (2 differences + 5 + halving))
+#   face_flux           144  (2 half_slope 64, face states 8, HLLC 72: sound speeds 6, wave
+#                             speeds 4, energies 16, ml/mr 4, s_star 7, star flux 35)
+#   flux_difference     356  (5 cell_prim 60, 2 face_flux 288, 4 x (difference, / h) 8)
+#   stage               736  (2 flux_difference 712, x + y 4, 4 x (u + dt r, u0 + w (s - u0)) 20)
+# The fused kernel recomputes: each cell evaluates its 4 faces and 10 neighbour states itself.
+# Without recomputation (each face, slope and cell state once) a cell-stage needs 275:
+#   primitives 11 + 2 x (half_slope 32 + face 80 + difference 8) + 4 + 20.
+# The rate kernel adds 18 per cell and step (|v| + c over dx and dy, the pressure).
+# Cross-check: NVRTC's PTX for euler_stage (fp32) holds 810 FP operations on all paths (FMA 2):
+# the executed path skips one of the two star fluxes and the upwind fluxes of each face.
+FLOPS_PER_CELL_STAGE = 736
+FLOPS_PER_CELL_STAGE_MIN = 275
+FLOPS_RATE_PER_CELL = 18
+
+
+def floor_bytes_per_cell_step(itemsize):
+    """The issue's floor: each conserved variable read and written once per stage. (The fused
+    step also reads U^n in stages 2 and 3 and the state once for dt: 36 words, not 24.)"""
+    return STAGES * NVAR * itemsize * 2
+
+
+def flops_per_cell_step(per_stage=FLOPS_PER_CELL_STAGE):
+    return STAGES * per_stage + FLOPS_RATE_PER_CELL
+
+
+def initial_state(n, rng):
+    """Conserved variables (4, n, n), x fastest: a shear layer with a cell-to-cell random
+    part, so that the limiter and the HLLC branches vary from cell to cell."""
+    x = (np.arange(n) + 0.5) / n
+    sx, sy = np.sin(2 * np.pi * x)[None, :], np.sin(2 * np.pi * x)[:, None]
+    rho = 1.0 + 0.2 * sx * sy + 0.05 * rng.random((n, n))
+    vx = np.broadcast_to(0.5 * sy, (n, n))
+    vy = np.broadcast_to(0.1 * sx, (n, n))
+    p = 1.0 + 0.05 * rng.random((n, n))
+    energy = p / (GAMMA - 1) + 0.5 * rho * (vx * vx + vy * vy)
+    return np.stack([rho, rho * vx, rho * vy, energy])
+
+
+class Device:
+    """What differs between the cuda and host runs: array module, timing, memory."""
+
+    def __init__(self, backend_name):
+        self.backend = get_backend(backend_name)
+        self.cuda = backend_name == "cuda"
+        if self.cuda:
+            import cupy
+            self.cupy, self.xp = cupy, cupy
+            self.pool = cupy.get_default_memory_pool()
+        else:
+            self.cupy, self.xp, self.pool = None, np, None
+
+    def seconds(self, fn, stream=None):
+        """Time of fn() on the device: CUDA events on `stream` (the backend's by default);
+        the host backend runs synchronously, so its clock is the host's."""
+        if not self.cuda:
+            start = time.perf_counter()
+            fn()
+            return time.perf_counter() - start
+        stream = stream or self.backend.stream
+        start, end = self.cupy.cuda.Event(), self.cupy.cuda.Event()
+        start.record(stream)
+        fn()
+        end.record(stream)
+        end.synchronize()
+        return self.cupy.cuda.get_elapsed_time(start, end) / 1e3
+
+    def used_bytes(self):
+        return self.pool.used_bytes() if self.cuda else None
+
+    def free_bytes(self):
+        self.free()
+        return self.cupy.cuda.runtime.memGetInfo()[0]
+
+    def free(self):
+        if self.cuda:
+            self.cupy.cuda.Device().synchronize()
+            self.pool.free_all_blocks()
+
+
+def make_solver(dev, nx, ny, precision, u):
+    grid = StructuredGrid(nx, (0.0, 1.0), ny, (0.0, ny / nx))
+    solver = EulerSolver(grid, PERIODIC, gamma=GAMMA, cfl=CFL, backend=dev.backend,
+                         precision=precision)
+    solver.set_conserved(u.transpose(0, 2, 1))  # the solver takes [var, i, j]
+    solver.clock.set(t_stop=1e300)  # with the default t_stop = 0 a step does nothing
+    return solver
+
+
+def check_against_unfused(dev, steps=3):
+    """Fused vs unfused after a few steps on a small random problem, per precision:
+    max |difference| / max |u| (fp64 should be ~1e-15, fp32 ~1e-6)."""
+    rng = np.random.default_rng()
+    nx, ny = 96, 64
+    u = initial_state(96, rng)[:, :ny, :].copy()
+    u[0] *= rng.uniform(0.8, 1.2, (ny, nx))  # rougher than the benchmark state
+    out = {}
+    for precision, dtype, tol in (("fp64", "float64", 1e-10), ("fp32", "float32", 1e-4)):
+        solver = make_solver(dev, nx, ny, precision, u)
+        model = UnfusedEuler(dev.xp, nx, ny, 1.0 / nx, 1.0 / nx, GAMMA, CFL, dtype)
+        model.set_conserved(dev.xp.asarray(u))
+        for _ in range(steps):
+            solver.step()
+            model.step()
+        fused = solver.conserved().transpose(0, 2, 1)
+        unfused = dev.cupy.asnumpy(model.u) if dev.cuda else model.u
+        error = float(np.abs(unfused - fused).max() / np.abs(fused).max())
+        out[precision] = {"rel_error": error, "tolerance": tol, "ok": error < tol}
+    return out
+
+
+def bench_fused(dev, n, precision, u, steps, k, repeats):
+    """Graph and eager runs of one solver; returns {mode: seconds per step} and memory."""
+    dev.free()
+    before = dev.used_bytes()
+    solver = make_solver(dev, n, n, precision, u)
+    solver.step()
+    dev.backend.synchronize()
+    measured = None if before is None else (dev.used_bytes() - before) / (n * n)
+    times = {}
+    for mode in ("graph", "eager"):
+        stepper = Stepper(dev.backend, solver.step, k, graph=mode == "graph")
+        stepper.advance()  # eager warm-up, then (graph) the capture
+
+        def run(stepper=stepper):
+            for _ in range(steps // k):
+                stepper.advance()
+
+        run()
+        dev.backend.synchronize()
+        times[mode] = statistics.median(dev.seconds(run) for _ in range(repeats)) / steps
+    reading = solver.clock.read()
+    if reading.diverged or not np.isfinite(solver.conserved()).all():
+        raise RuntimeError(f"fused {precision} {n}^2 diverged after {reading.steps} steps")
+    return {"times": times, "bytes_per_cell": solver.bytes_per_cell,
+            "bytes_per_cell_measured": measured, "steps_taken": reading.steps}
+
+
+def bench_unfused(dev, n, u, steps_max, budget, repeats):
+    """The unfused array version in fp32: seconds per step and peak pool memory per cell.
+    Takes at most about `budget` seconds after its warm-up step."""
+    dev.free()
+    total0 = dev.pool.total_bytes() if dev.cuda else None
+    model = UnfusedEuler(dev.xp, n, n, 1.0 / n, 1.0 / n, GAMMA, CFL, "float32")
+    model.set_conserved(dev.xp.asarray(u, np.float32))
+    stream = dev.cupy.cuda.get_current_stream() if dev.cuda else None
+    dev.seconds(model.step, stream)  # warm-up: CuPy compiles its kernels, the pool fills
+    peak = None if total0 is None else (dev.pool.total_bytes() - total0) / (n * n)
+    one = dev.seconds(model.step, stream)
+    steps = int(min(steps_max, max(1, budget / (repeats * one))))
+
+    def run():
+        for _ in range(steps):
+            model.step()
+
+    if one * repeats > budget:  # too slow for repeats: keep the one timed step
+        times, steps = [one], 1
+    else:
+        times = [dev.seconds(run, stream) for _ in range(repeats)]
+    u_end = dev.cupy.asnumpy(model.u) if dev.cuda else model.u
+    if not np.isfinite(u_end).all():
+        raise RuntimeError(f"unfused {n}^2 became non-finite")
+    model.u = None  # drop the state before the pool is freed
+    dev.free()
+    return {"time": statistics.median(times) / steps, "steps": steps, "repeats": len(times),
+            "pool_peak_bytes_per_cell": peak}
+
+
+def metrics(seconds, cells, itemsize, ceil, precision):
+    """The derived numbers of one timed run."""
+    flop_rate = (ceil.get(precision) or {}).get("gflops")
+    bw = ceil["copy"]["gbs"]
+    byte_rate = floor_bytes_per_cell_step(itemsize) * cells / seconds / 1e9
+    flops = flops_per_cell_step() * cells / seconds / 1e9
+    floor = floor_bytes_per_cell_step(itemsize) * cells / (bw * 1e9)
+    if flop_rate:
+        flop_floor = flops_per_cell_step(FLOPS_PER_CELL_STAGE_MIN) * cells / (flop_rate * 1e9)
+        floor = max(floor, flop_floor)
+    return {"s_per_step": seconds, "cell_updates_per_s": cells / seconds, "gbs": byte_rate,
+            "frac_copy_bw": byte_rate / bw, "gflops": flops,
+            "frac_fp_peak": flops / flop_rate if flop_rate else None,
+            "floor_s_per_step": floor, "x_floor": seconds / floor}
+
+
+def steps_for(cells, work, k):
+    """Steps per timed repeat: about `work` cell updates, 20 to 2000, a multiple of k."""
+    steps = int(min(2000, max(20, work / cells)))
+    return -(-steps // k) * k
+
+
+def versions(dev):
+    out = {"python": platform.python_version(), "numpy": np.__version__}
+    try:
+        out["solvers"] = metadata.version("solvers")
+    except metadata.PackageNotFoundError:
+        out["solvers"] = None
+    if dev.cuda:
+        out["cupy"] = dev.cupy.__version__
+        out["nvrtc"] = ".".join(map(str, dev.cupy.cuda.nvrtc.getVersion()))
+    return out
+
+
+def parse_args(argv):
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--backend", choices=("cuda", "host"), default="cuda")
+    p.add_argument("--sizes", default="256,512,1024,2048,4096,8192",
+                   help="comma-separated n of n x n grids")
+    p.add_argument("--precisions", default="fp32,fp64")
+    p.add_argument("--json", default="bench_euler.json")
+    p.add_argument("--repeats", type=int, default=5)
+    p.add_argument("--steps-per-graph", type=int, default=10)
+    p.add_argument("--work", type=float, default=None,
+                   help="cell updates per timed repeat (default 1e9 cuda, 2e5 host)")
+    p.add_argument("--unfused-budget", type=float, default=None,
+                   help="seconds for the unfused runs of one size (default 3 cuda, 1 host)")
+    p.add_argument("--max-seconds", type=float, default=210,
+                   help="skip what is left once the script has run this long")
+    return p.parse_args(argv)
+
+
+def require_gpu():
+    try:
+        import cupy
+        ok = cupy.cuda.is_available()
+    except Exception:  # ImportError, or a CUDA library that fails to load
+        ok = False
+    if not ok:
+        print("bench_euler: no CUDA GPU available (cupy.cuda.is_available() is False); "
+              "use --backend host for a CPU smoke test", file=sys.stderr)
+        sys.exit(2)
+
+
+def run(args):
+    start = time.perf_counter()
+    dev = Device(args.backend)
+    work = args.work or (1e9 if dev.cuda else 2e5)
+    budget = args.unfused_budget or (3.0 if dev.cuda else 1.0)
+    sizes = [int(s) for s in args.sizes.split(",")]
+    precisions = args.precisions.split(",")
+    ceil = ceilings.measure(args.backend)
+    report = {"card": dev.backend.describe(), "versions": versions(dev), "ceilings": ceil,
+              "scheme": "2D periodic, MUSCL (MC) on primitives, HLLC (Davis), SSP-RK3, cfl 0.5",
+              "flops_per_cell_stage": FLOPS_PER_CELL_STAGE,
+              "flops_per_cell_stage_no_recompute": FLOPS_PER_CELL_STAGE_MIN,
+              "flops_rate_kernel_per_cell_step": FLOPS_RATE_PER_CELL,
+              "gflops_basis": "flops_per_cell_stage x 3 + rate, for every row (the fused "
+                              "kernel's count; floors use the no-recompute count)",
+              "checks": check_against_unfused(dev), "runs": [], "skipped": [], "errors": []}
+    rng = np.random.default_rng(1)
+    unfused_estimate = 0.0  # seconds per step per cell, from the last size
+    for n in sizes:
+        cells = n * n
+        u = initial_state(n, rng)
+        k = min(args.steps_per_graph, steps_for(cells, work, 1))
+        steps = steps_for(cells, work, k)
+        for precision in precisions:
+            if time.perf_counter() - start > args.max_seconds:
+                report["skipped"].append(f"{n}^2 {precision}: --max-seconds reached")
+                continue
+            try:
+                fused = bench_fused(dev, n, precision, u, steps, k, args.repeats)
+            except (RuntimeError, MemoryError) as error:  # CUDA errors are RuntimeErrors
+                report["errors"].append(f"{n}^2 {precision}: {error}")
+                continue
+            itemsize = 4 if precision == "fp32" else 8
+            for mode, seconds in fused["times"].items():
+                row = {"n": n, "cells": cells, "precision": precision, "impl": mode,
+                       "steps": steps, "steps_per_graph": k, "repeats": args.repeats,
+                       "bytes_per_cell": fused["bytes_per_cell"],
+                       "bytes_per_cell_measured": fused["bytes_per_cell_measured"],
+                       **metrics(seconds, cells, itemsize, ceil, precision)}
+                if mode == "graph":
+                    row["graph_over_eager"] = fused["times"]["eager"] / seconds
+                report["runs"].append(row)
+        # The unfused baseline, fp32 only; skipped where it would overrun its time budget or
+        # device memory (its temporaries peak near 270 B/cell).
+        if unfused_estimate * cells > budget or time.perf_counter() - start > args.max_seconds:
+            report["skipped"].append(f"{n}^2 unfused: over its time budget")
+            continue
+        if dev.cuda and UNFUSED_BYTES_PER_CELL * cells > 0.8 * dev.free_bytes():
+            report["skipped"].append(f"{n}^2 unfused: too little device memory")
+            continue
+        try:
+            result = bench_unfused(dev, n, u, steps, budget, min(args.repeats, 3))
+        except (RuntimeError, MemoryError) as error:
+            report["errors"].append(f"{n}^2 unfused: {error}")
+            continue
+        unfused_estimate = result["time"] / cells
+        report["runs"].append({"n": n, "cells": cells, "precision": "fp32", "impl": "unfused",
+                               "steps": result["steps"], "repeats": result["repeats"],
+                               "bytes_per_cell_measured": result["pool_peak_bytes_per_cell"],
+                               **metrics(result["time"], cells, 4, ceil, "fp32")})
+    report["wall_seconds"] = time.perf_counter() - start
+    return report
+
+
+def percent(x):
+    return "-" if x is None else f"{100 * x:.1f}%"
+
+
+def table(report):
+    """The compact summary printed last."""
+    ceil, card = report["ceilings"], report["card"]
+    fp = "  ".join(f"{p} {ceil[p]['gflops']:.0f} GFLOP/s" for p in ("fp32", "fp64") if ceil[p])
+    lines = [f"Euler 2D MUSCL-MC/HLLC/SSP-RK3 periodic on {card['device']} ({card['backend']}); "
+             f"copy {ceil['copy']['gbs']:.0f} GB/s  {fp}",
+             f"FLOP/cell-stage {FLOPS_PER_CELL_STAGE} (fused, as executed; "
+             f"{FLOPS_PER_CELL_STAGE_MIN} without recompute); bytes/cell-step 24 words",
+             f"{'size':>7} {'prec':4} {'impl':7} {'ms/step':>9} {'Gcell/s':>8} {'GB/s':>7} "
+             f"{'%copy':>6} {'GFLOP/s':>8} {'%fp':>6} {'xfloor':>7} {'B/cell':>11} {'g/e':>6}"]
+    for r in report["runs"]:
+        mem = r.get("bytes_per_cell_measured")
+        mem = "-" if mem is None else f"{mem:.1f}"
+        if "bytes_per_cell" in r:
+            mem += f" ({r['bytes_per_cell']})"
+        speedup = f"{r['graph_over_eager']:.1f}x" if "graph_over_eager" in r else ""
+        lines.append(f"{r['n']:>5}^2 {r['precision']:4} {r['impl']:7} "
+                     f"{1e3 * r['s_per_step']:9.4f} {r['cell_updates_per_s'] / 1e9:8.3f} "
+                     f"{r['gbs']:7.1f} {percent(r['frac_copy_bw']):>6} {r['gflops']:8.1f} "
+                     f"{percent(r['frac_fp_peak']):>6} {r['x_floor']:7.1f} {mem:>11} "
+                     f"{speedup:>6}")
+    lines += [f"skipped: {s}" for s in report["skipped"]]
+    lines += [f"ERROR: {e}" for e in report["errors"]]
+    lines.append("targets: " + "; ".join(targets(report)))
+    lines.append("checks (fused vs unfused, 3 steps): " + ", ".join(
+        f"{p} {c['rel_error']:.1e} {'ok' if c['ok'] else 'FAILED'}"
+        for p, c in report["checks"].items()))
+    return "\n".join(lines)
+
+
+def targets(report):
+    """The issue's targets: graph >= 5x eager at 256^2, <= 64 B/cell in fp32."""
+    out = []
+    for r in report["runs"]:
+        if r["impl"] == "graph" and r["n"] == 256:
+            verdict = "PASS" if r["graph_over_eager"] >= 5 else "MISS"
+            out.append(f"graph/eager at 256^2 {r['precision']} {r['graph_over_eager']:.1f}x "
+                       f"(>= 5x) {verdict}")
+    fp32 = [r for r in report["runs"] if r["impl"] == "graph" and r["precision"] == "fp32"]
+    if fp32:
+        worst = max(r["bytes_per_cell"] if r["bytes_per_cell_measured"] is None
+                    else r["bytes_per_cell_measured"] for r in fp32)
+        verdict = "PASS" if worst <= 64 else "MISS"
+        out.append(f"fp32 memory {worst:.1f} B/cell (<= 64) {verdict}")
+    return out or ["none at these sizes"]
+
+
+def main(argv=None):
+    args = parse_args(argv)
+    if args.backend == "cuda":
+        require_gpu()
+    try:
+        report = run(args)
+    except BackendError as error:
+        print(f"bench_euler: {error}", file=sys.stderr)
+        return 2
+    Path(args.json).write_text(json.dumps(report, indent=2))
+    print(table(report))
+    print(f"full results: {args.json} ({report['wall_seconds']:.0f} s)")
+    ok = all(c["ok"] for c in report["checks"].values()) and not report["errors"]
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
