@@ -43,27 +43,25 @@ UNFUSED_BYTES_PER_CELL = 400  # a margin over the ~270 B/cell the unfused fp32 s
 # FLOPs per cell and Runge-Kutta stage, counted from raw_kernels/euler.cu (DIM 2, MUSCL, MC,
 # HLLC). +, -, *, / and sqrt count 1 each (an FMA in the machine code does 2 of them);
 # fabs, fmin, fmax, negation, compares and selects count 0. HLLC counts its subsonic star branch.
-#   cell_prim            12  (1/rho, 2 mul, pressure 8, the wall flip 1)
+#   lab_prim             12  (1/rho, 2 mul, pressure 9)
 #   limited_slope (MC)    5  (dl*dr, 2|dl|, 2|dr|, dl+dr, 0.5|.|)
 #   half_slope           32  (4 variables x (2 differences + 5 + halving))
-#   face_flux           144  (2 half_slope 64, face states 8, HLLC 72: sound speeds 6, wave
-#                             speeds 4, energies 16, ml/mr 4, s_star 7, star flux 35)
-#   flux_difference     356  (5 cell_prim 60, 2 face_flux 288, 4 x (difference, / h) 8)
-#   stage               736  (2 flux_difference 712, x + y 4, 4 x (u + dt r, u0 + w (s - u0)) 20)
-# The fused kernel recomputes: each cell evaluates its 4 faces and 10 neighbour states itself.
-# Without recomputation (each face, slope and cell state once) a cell-stage needs 275:
-#   primitives 11 + 2 x (half_slope 32 + face 80 + difference 8) + 4 + 20.
-# The rate kernel adds 18 per cell and step (|v| + c over dx and dy, the pressure).
-# Cross-check: NVRTC's PTX for euler_stage (fp32) holds 810 FP operations on all paths (FMA 2):
-# the executed path skips one of the two star fluxes and the upwind fluxes of each face.
-FLOPS_PER_CELL_STAGE = 736
+#   face_flux           148  (2 half_slope 64, face states 8, HLLC 72, times dt/dx 4)
+# A stage block of 32 x 8 threads updates 31 x 7 = 217 cells: it loads 35 x 11 = 385 states
+# and computes 32 x 7 + 31 x 8 = 472 faces, so per cell
+#   stage               370  (385/217 lab_prim 21, 472/217 face_flux 322, update of the four
+#                             variables 27: flux differences 3, u + change 1, u0 + w (s - u0) 3)
+# plus the last stage's stability rate of the new state (18 per cell, once a step) spread over
+# the three stages. Without any recomputation (each face, slope and state once) a cell-stage
+# needs 275: primitives 11 + 2 x (half_slope 32 + face 80 + difference 8) + 4 + 20.
+FLOPS_PER_CELL_STAGE = 370
 FLOPS_PER_CELL_STAGE_MIN = 275
-FLOPS_RATE_PER_CELL = 18
+FLOPS_RATE_PER_CELL = 0  # included above: the last stage computes the rates
 
 
 def floor_bytes_per_cell_step(itemsize):
     """The issue's floor: each conserved variable read and written once per stage. (The fused
-    step also reads U^n in stages 2 and 3 and the state once for dt: 36 words, not 24.)"""
+    step also reads U^n in stages 2 and 3: 32 words, not 24.)"""
     return STAGES * NVAR * itemsize * 2
 
 

@@ -1,8 +1,9 @@
 """The simulated clock of an explicit solver, kept in device memory.
 
-A step starts with the solver's rate kernel (largest stable 1/dt per block) and `finish_dt`
-(raw_kernels/control.cu), which turns those rates into dt, clips it to the stop time and
-advances t. The host reads the clock only between graph replays.
+A solver leaves in `rates` one partial maximum of the stability rate (largest stable 1/dt) per
+block of its last kernel; a step starts with `finish_dt` (raw_kernels/control.cu), which turns
+them into dt, clips it to the stop time and advances t. The host reads the clock only between
+graph replays.
 """
 
 from dataclasses import dataclass
@@ -12,7 +13,6 @@ import numpy as np
 CTRL_T, CTRL_DT, CTRL_T_STOP, CTRL_STEPS, CTRL_STATUS = range(5)
 CTRL_SIZE = 8
 RATE_BLOCK = 256  # threads per block of the rate kernels and of finish_dt
-MAX_RATE_BLOCKS = 1024
 
 
 @dataclass(frozen=True)
@@ -27,7 +27,7 @@ class ClockReading:
 class DeviceClock:
     """t, dt, stop time, step count and a divergence flag on the device, plus the dt kernel."""
 
-    def __init__(self, backend, real_dtype, ncells, cfl):
+    def __init__(self, backend, real_dtype, partials, cfl):
         if not 0 < cfl <= 1:
             raise ValueError(f"cfl must be in (0, 1], got {cfl}")
         self.backend = backend
@@ -36,14 +36,14 @@ class DeviceClock:
         ctrl[CTRL_T_STOP] = np.inf
         self.ctrl = backend.to_device(ctrl)
         self.dt = backend.zeros((1,), real_dtype)
-        self.rate_blocks = int(min(MAX_RATE_BLOCKS, -(-ncells // RATE_BLOCK)))
-        self.rates = backend.zeros((self.rate_blocks,), real_dtype)
+        self.partials = int(partials)
+        self.rates = backend.zeros((self.partials,), real_dtype)
         kernels = backend.module("control.cu", real_dtype)
-        self._finish = kernels.finish_dt.bind(1, RATE_BLOCK, self.rates, self.rate_blocks,
+        self._finish = kernels.finish_dt.bind(1, RATE_BLOCK, self.rates, self.partials,
                                               self.ctrl, self.dt, cfl)
 
     def finish_dt(self):
-        """Launch: dt from self.rates (filled by the solver's rate kernel), then advance t."""
+        """Launch: dt from self.rates (filled by the solver), then advance t."""
         self._finish()
 
     def read(self):

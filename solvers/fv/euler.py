@@ -25,8 +25,10 @@ TIME_INTEGRATORS = {
     "ssp_rk3": ((1.0, 0, 1), (0.25, 1, 2), (2.0 / 3.0, 2, 0)),
 }
 
-STAGE_BLOCK_2D = (32, 8)
-STAGE_BLOCK_1D = (256, 1)
+# Threads of a stage block and the cells it updates (BLOCK_X, BLOCK_Y, CELLS_X, CELLS_Y of
+# euler.cu): each thread computes its cell's low faces, so the tile is one cell short per axis.
+STAGE_BLOCK_2D, STAGE_CELLS_2D = (32, 8), (31, 7)
+STAGE_BLOCK_1D, STAGE_CELLS_1D = (256, 1), (255, 1)
 
 
 def kernel_defines(ndim, reconstruction, limiter, riemann):
@@ -80,24 +82,29 @@ class EulerSolver:
         bc_kinds, inflow = self._boundaries(boundary)
 
         # Device memory: the state and two stage buffers (48 bytes a cell for 2D fp32), the
-        # inflow states and the clock.
+        # inflow states, one partial stability rate per stage block, and the clock.
         b = self.backend
         shape = (self.nvar, grid.ny, grid.nx)
         self.buffers = [b.zeros(shape, self.dtype) for _ in range(3 if len(self.stages) > 2 else 2)]
         self.inflow = b.to_device(inflow.astype(self.dtype))
-        self.clock = DeviceClock(b, self.dtype, grid.ncells, cfl)
+        block, cells = (STAGE_BLOCK_2D, STAGE_CELLS_2D) if grid.ndim == 2 else (STAGE_BLOCK_1D,
+                                                                                STAGE_CELLS_1D)
+        launch = (-(-grid.nx // cells[0]), -(-grid.ny // cells[1]))
+        self.clock = DeviceClock(b, self.dtype, launch[0] * launch[1], cfl)
 
+        # The kernels, bound once to their arguments: the last stage also leaves the stability
+        # rates of the new state for the next step's dt.
         kernels = b.module("euler.cu", self.dtype, defines)
+        inv_dx, inv_dy = 1.0 / grid.dx, 1.0 / grid.dy
         self._rate = kernels.euler_max_rate.bind(
-            self.clock.rate_blocks, RATE_BLOCK, self.buffers[0], self.clock.rates, grid.nx,
-            grid.ny, grid.dx, grid.dy, self.gamma)
-        block = STAGE_BLOCK_2D if grid.ndim == 2 else STAGE_BLOCK_1D
-        launch_grid = (-(-grid.nx // block[0]), -(-grid.ny // block[1]))
+            self.clock.partials, RATE_BLOCK, self.buffers[0], self.clock.rates, grid.nx, grid.ny,
+            inv_dx, inv_dy, self.gamma)
         self._stages = [
-            kernels.euler_stage.bind(launch_grid, block, self.buffers[src], self.buffers[0],
-                                     self.buffers[dst], self.clock.dt, self.inflow, grid.nx,
-                                     grid.ny, *bc_kinds, grid.dx, grid.dy, self.gamma, w)
-            for w, src, dst in self.stages]
+            kernels.euler_stage.bind(launch, block, self.buffers[src], self.buffers[0],
+                                     self.buffers[dst], self.clock.dt, self.inflow,
+                                     self.clock.rates, grid.nx, grid.ny, *bc_kinds, inv_dx,
+                                     inv_dy, self.gamma, w, int(k == len(self.stages) - 1))
+            for k, (w, src, dst) in enumerate(self.stages)]
 
     def _boundaries(self, boundary):
         sides = SIDES[:2 * self.grid.ndim]
@@ -154,6 +161,7 @@ class EulerSolver:
         state = np.asarray(conserved, np.float64).reshape(self.nvar, self.grid.nx, self.grid.ny)
         self.backend.write(self.buffers[0], state.transpose(0, 2, 1).astype(self.dtype))
         self.clock.set(t=t, steps=0)
+        self._rate()
 
     def conserved(self):
         """Host copy of the conserved variables, shape (nvar, *grid.shape), float64."""
@@ -183,7 +191,6 @@ class EulerSolver:
     # -- time stepping -----------------------------------------------------------------------
     def step(self):
         """Launch one time step: dt on the device, then the fused Runge-Kutta stages."""
-        self._rate()
         self.clock.finish_dt()
         for stage in self._stages:
             stage()
