@@ -58,11 +58,13 @@ struct Flux {
 #endif
 #define BOX (BOX_X * BOX_Y)
 
+// Boundary kinds are separate members, not an array: a runtime index into an array would put
+// the whole struct in (slow) local memory.
 struct Grid {
     const real* u;
     const real* inflow;  // per side (x_lo, x_hi, y_lo, y_hi): rho, vx, vy, p
     int nx, ny;
-    int bc[4];
+    int bc_xlo, bc_xhi, bc_ylo, bc_yhi;
     real gamma;
 };
 
@@ -95,7 +97,8 @@ DEVICE Prim lab_prim(const Grid& g, int i, int j)
 
     real flip_x = R(1), flip_y = R(1);
     if (side >= 0) {
-        const int kind = g.bc[side];
+        const int kind = side == 0 ? g.bc_xlo : side == 1 ? g.bc_xhi : side == 2 ? g.bc_ylo
+                                                                             : g.bc_yhi;
         if (kind == BC_INFLOW) {
             const real* s = g.inflow + 4 * side;
             w.rho = s[0];
@@ -303,6 +306,8 @@ BLOCK_KERNEL void euler_stage(const real* __restrict__ u, const real* u0, real* 
 #if DIM == 2
     __shared__ real flux_y[NVAR][THREADS];
 #endif
+    __shared__ real cons[NVAR][THREADS];  // u (and u0) of each thread's own cell
+    __shared__ real cons0[NVAR][THREADS];
     __shared__ real block_rates[THREADS];
 
     // Block-uniform values (the same in every thread, so they may live across barriers).
@@ -315,16 +320,17 @@ BLOCK_KERNEL void euler_stage(const real* __restrict__ u, const real* u0, real* 
     g.inflow = inflow;
     g.nx = nx;
     g.ny = ny;
-    g.bc[0] = bc_xlo;
-    g.bc[1] = bc_xhi;
-    g.bc[2] = bc_ylo;
-    g.bc[3] = bc_yhi;
+    g.bc_xlo = bc_xlo;
+    g.bc_xhi = bc_xhi;
+    g.bc_ylo = bc_ylo;
+    g.bc_yhi = bc_yhi;
     g.gamma = gamma;
     Gas gas;
     gas.gamma = gamma;
     gas.inv_gm1 = R(1) / (gamma - R(1));
 
-    // Primitive states of the tile and its halo.
+    // Every global read of the stage: primitive states of the tile and its halo, and the
+    // conserved variables of the thread's own cell (all loads in flight together).
     PHASE {
         for (int k = threadIdx.y * BLOCK_X + threadIdx.x; k < BOX; k += THREADS) {
             const Prim p = lab_prim(g, i0 - 2 + k % BOX_X, j0 - HALO_Y + k / BOX_X);
@@ -332,6 +338,15 @@ BLOCK_KERNEL void euler_stage(const real* __restrict__ u, const real* u0, real* 
             box[1][k] = p.un;
             box[2][k] = p.ut;
             box[3][k] = p.p;
+        }
+        const int t = threadIdx.y * BLOCK_X + threadIdx.x;
+        const int i = i0 + threadIdx.x, j = j0 + threadIdx.y;
+        if (threadIdx.x < CELLS_X && threadIdx.y < CELLS_Y && i < nx && j < ny) {
+            const int ncell = nx * ny, c = j * nx + i;
+            for (int v = 0; v < NVAR; ++v) {
+                cons[v][t] = u[v * ncell + c];
+                if (w != R(1)) cons0[v][t] = u0[v * ncell + c];
+            }
         }
     }
     __syncthreads();
@@ -378,13 +393,8 @@ BLOCK_KERNEL void euler_stage(const real* __restrict__ u, const real* u0, real* 
 #if DIM == 2
                 change = change + (flux_y[v][t] - flux_y[v][t + BLOCK_X]);
 #endif
-                const real stage = u[v * ncell + c] + change;
-                if (w == R(1)) {
-                    next[v] = stage;
-                } else {
-                    const real old = u0[v * ncell + c];
-                    next[v] = old + w * (stage - old);
-                }
+                const real stage = cons[v][t] + change;
+                next[v] = w == R(1) ? stage : cons0[v][t] + w * (stage - cons0[v][t]);
                 out[v * ncell + c] = next[v];
             }
 #if DIM == 2
