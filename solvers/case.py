@@ -37,7 +37,7 @@ class Key:
 
 COMMON_SECTIONS = {
     "case": {
-        "name": Key("str", None, help="run name: output files are <out>/<name>.h5 etc. "
+        "name": Key("str", None, help="run name: output files are DIR/NAME.h5, .xdmf, .png "
                     "(default: the case file's stem)"),
         "description": Key("str", "", help="free text, stored in the output"),
     },
@@ -54,14 +54,15 @@ COMMON_SECTIONS = {
     "time": {
         "end": Key("float", REQUIRED, minimum=0, exclusive_minimum=True,
                    help="simulated end time"),
-        "max_steps": Key("int", None, minimum=1, help="stop with an error after this many steps"),
+        "max_steps": Key("int", None, minimum=1, help="stop with an error after this many steps "
+                         "(checked between graph replays)"),
     },
     "output": {
         "dir": Key("str", "out", help="output folder (relative to the working directory)"),
         "interval": Key("float", 0.0, minimum=0,
                         help="simulated time between snapshots (0: initial and final only)"),
         "fields": Key("list_str", None, help="fields to write (default: all the solver has)"),
-        "plot": Key("bool", True, help="write <name>.png of the final state"),
+        "plot": Key("bool", True, help="write NAME.png of the final state"),
         "plot_fields": Key("list_str", None, help="fields in the PNG (default: all written)"),
     },
     "run": {

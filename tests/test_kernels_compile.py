@@ -10,6 +10,7 @@ import subprocess
 
 import pytest
 
+from solvers.backend.cuda import NVRTC_FLAGS
 from solvers.backend.host import CXX_FLAGS, compiler, launcher_source
 from solvers.backend.source import define_flags, kernel_dir, load_source, parse_signatures
 from solvers.fv import euler
@@ -71,7 +72,7 @@ def test_nvrtc_compiles_clean(filename, arch, bits):
     signatures = {sig.name: sig for sig in parse_signatures(source)}
     for defines in VARIANTS[filename]:
         flags = define_flags({**defines, "REAL_BITS": bits})
-        ptx, log = nvrtc_compile(source, [f"--gpu-architecture={arch}", "-std=c++17", *flags])
+        ptx, log = nvrtc_compile(source, [f"--gpu-architecture={arch}", *NVRTC_FLAGS, *flags])
         assert log == "", f"{filename} {flags}: NVRTC warnings:\n{log}"
         entries = ptx_entries(ptx)
         assert set(entries) == set(signatures), f"{filename}: PTX entries {set(entries)}"

@@ -3,7 +3,10 @@ them in its on-disk kernel cache), and graphs captured from one non-blocking str
 
 from .base import Backend, BackendError
 
-NVRTC_FLAGS = ("-std=c++17",)
+# Division and square root in float are the approximate instructions (at most 2 ulp instead
+# of IEEE round-to-nearest): measured 27% faster for the 2D Euler stage on an H200. Double
+# precision is unaffected; the host backend computes IEEE results.
+NVRTC_FLAGS = ("-std=c++17", "--prec-div=false", "--prec-sqrt=false")
 
 
 def import_cupy():
