@@ -248,8 +248,11 @@ DEVICE Flux riemann_flux(const Prim& l, const Prim& r, const Gas& gas)
     if (sr <= R(0)) return physical_flux(r, er);
     const real ml = l.rho * (sl - l.un), mr = r.rho * (sr - r.un);
     const real s_star = (r.p - l.p + l.un * ml - r.un * mr) / (ml - mr);
-    if (s_star >= R(0)) return hllc_star_flux(l, el, inv_rl, sl, ml, s_star);
-    return hllc_star_flux(r, er, inv_rr, sr, mr, s_star);
+    // Select the upwind side's inputs, then evaluate one star flux: no divergent branch in a
+    // warp whose faces see contacts moving both ways.
+    const bool left = s_star >= R(0);
+    return hllc_star_flux(left ? l : r, left ? el : er, left ? inv_rl : inv_rr, left ? sl : sr,
+                          left ? ml : mr, s_star);
 }
 #endif
 
