@@ -22,7 +22,8 @@
 #define BC_REFLECTIVE 2
 #define BC_INFLOW 3
 
-// Primitive state in the frame of a face: velocity normal (un) and tangential (ut) to it.
+// Primitive state. In the frame of a face: velocity normal (un) and tangential (ut) to it; in
+// the lab frame (the shared-memory box of a stage block): un = vx, ut = vy.
 struct Prim {
     real rho, un, ut, p;
 };
@@ -48,8 +49,8 @@ struct Flux {
 #endif
 #define CELLS_X (BLOCK_X - 1)
 #define THREADS (BLOCK_X * BLOCK_Y)
-// The primitive states a block reads: its cells, two more on each side, one more at the high
-// end (the low face of the first cell past the tile is not needed, its stencil is).
+// The primitive states a block reads: the stencils (i - 2 .. i + 1) of its threads' low faces,
+// columns i0 - 2 .. i0 + BLOCK_X and, in 2D, rows j0 - 2 .. j0 + BLOCK_Y.
 #define BOX_X (BLOCK_X + 3)
 #if DIM == 2
 #define BOX_Y (BLOCK_Y + 3)

@@ -45,6 +45,54 @@ def kernel_variants():
                 yield kernel_defines(ndim, "muscl", limiter, riemann)
 
 
+class BoundaryError(ValueError):
+    """A wrong boundary specification; `side` names the side (None: the whole table)."""
+
+    def __init__(self, side, message):
+        super().__init__(f"boundary '{side}': {message}" if side else message)
+        self.side = side
+        self.reason = message
+
+
+def parse_boundary(boundary, ndim):
+    """{side: spec} -> (kind code of x_lo, x_hi, y_lo, y_hi; their inflow states, 16 numbers).
+
+    A spec is 'periodic' (on both sides of an axis), 'transmissive', 'reflective', or
+    {'inflow': {'rho':, 'vx':, 'vy':, 'p':}} (rho and p required, velocities default to 0)."""
+    sides = SIDES[:2 * ndim]
+    for side in boundary:
+        if side not in sides:
+            raise BoundaryError(side, f"a {ndim}D grid has only {', '.join(sides)}")
+    kinds = [BOUNDARY_KINDS["periodic"]] * 4
+    inflow = np.zeros((4, 4))
+    for index, side in enumerate(sides):
+        spec = boundary.get(side)
+        if spec is None:
+            raise BoundaryError(None, f"missing required key '{side}'")
+        if isinstance(spec, dict):
+            state = spec.get("inflow")
+            if (set(spec) != {"inflow"} or not isinstance(state, dict)
+                    or not set(state) <= {"rho", "vx", "vy", "p"} or not {"rho", "p"} <= set(state)
+                    or not all(isinstance(v, (int, float)) for v in state.values())):
+                raise BoundaryError(side, "expected {inflow = {rho = .., vx = .., vy = .., "
+                                    f"p = ..}} with rho and p, got {spec!r}")
+            inflow[index] = [state.get(k, 0.0) for k in ("rho", "vx", "vy", "p")]
+            if not (inflow[index, 0] > 0 and inflow[index, 3] > 0):
+                raise BoundaryError(side, "inflow rho and p must be > 0")
+        elif spec in BOUNDARY_KINDS and spec != "inflow":
+            kinds[index] = BOUNDARY_KINDS[spec]
+            continue
+        else:
+            raise BoundaryError(side, "expected periodic, transmissive, reflective or "
+                                f"{{inflow = {{rho, vx, vy, p}}}}, got {spec!r}")
+        kinds[index] = BOUNDARY_KINDS["inflow"]
+    for lo, hi in ((0, 1), (2, 3))[:ndim]:
+        if (kinds[lo] == 0) != (kinds[hi] == 0):
+            raise BoundaryError(SIDES[lo], f"periodic must be set on both {SIDES[lo]} and "
+                                f"{SIDES[hi]}")
+    return kinds, inflow.ravel()
+
+
 def _choice(name, value, options):
     if value not in options:
         raise ValueError(f"{name} must be one of {', '.join(options)}, got '{value}'")
@@ -79,7 +127,7 @@ class EulerSolver:
                                  _choice("riemann", riemann, RIEMANN_SOLVERS))
         self.scheme = {"reconstruction": reconstruction, "limiter": limiter, "riemann": riemann,
                        "time_integrator": time_integrator, "cfl": cfl}
-        bc_kinds, inflow = self._boundaries(boundary)
+        bc_kinds, inflow = parse_boundary(boundary, grid.ndim)
 
         # Device memory: the state and two stage buffers (48 bytes a cell for 2D fp32), the
         # inflow states, one partial stability rate per stage block, and the clock.
@@ -105,34 +153,6 @@ class EulerSolver:
                                      self.clock.rates, grid.nx, grid.ny, *bc_kinds, inv_dx,
                                      inv_dy, self.gamma, w, int(k == len(self.stages) - 1))
             for k, (w, src, dst) in enumerate(self.stages)]
-
-    def _boundaries(self, boundary):
-        sides = SIDES[:2 * self.grid.ndim]
-        unknown = set(boundary) - set(sides)
-        if unknown:
-            raise ValueError(f"unknown boundary side(s) {sorted(unknown)}: a {self.grid.ndim}D "
-                             f"grid has {', '.join(sides)}")
-        kinds = [BOUNDARY_KINDS["periodic"]] * 4
-        inflow = np.zeros((4, 4))
-        for index, side in enumerate(sides):
-            if side not in boundary:
-                raise ValueError(f"boundary '{side}' is not set")
-            spec = boundary[side]
-            if isinstance(spec, dict):
-                state = spec.get("inflow")
-                if not isinstance(state, dict) or set(spec) != {"inflow"}:
-                    raise ValueError(f"boundary '{side}': expected a kind name or "
-                                     "{inflow = {rho, vx, vy, p}}")
-                inflow[index] = [state.get(k, 0.0) for k in ("rho", "vx", "vy", "p")]
-                if not (inflow[index, 0] > 0 and inflow[index, 3] > 0):
-                    raise ValueError(f"boundary '{side}': inflow rho and p must be > 0")
-                spec = "inflow"
-            kinds[index] = BOUNDARY_KINDS[_choice(f"boundary '{side}'", spec, BOUNDARY_KINDS)]
-        for lo, hi in ((0, 1), (2, 3))[:self.grid.ndim]:
-            if (kinds[lo] == 0) != (kinds[hi] == 0):
-                raise ValueError(f"boundaries '{SIDES[lo]}' and '{SIDES[hi]}': periodic must be "
-                                 "set on both sides or neither")
-        return kinds, inflow.ravel()
 
     # -- state -----------------------------------------------------------------------------------
     @property

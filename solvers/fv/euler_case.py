@@ -6,13 +6,14 @@ from ..case import REQUIRED, CaseError, Key
 from ..expressions import ExpressionError, evaluate
 from ..mesh import StructuredGrid
 from .euler import (
-    BOUNDARY_KINDS,
     LIMITERS,
     RECONSTRUCTIONS,
     RIEMANN_SOLVERS,
     SIDES,
     TIME_INTEGRATORS,
+    BoundaryError,
     EulerSolver,
+    parse_boundary,
 )
 
 SECTIONS = {
@@ -54,33 +55,13 @@ def grid_of(case):
 
 
 def boundary_of(case, grid):
-    """{side: spec} for the grid's sides; a one-line CaseError for a wrong or missing side."""
-    given = case.data["boundary"]
-    sides = SIDES[:2 * grid.ndim]
-    out = {}
-    for side in SIDES:
-        spec = given[side]
-        if side not in sides:
-            if spec is not None:
-                raise case.error("boundary", side, "a 1D grid has only x_lo and x_hi")
-            continue
-        if spec is None:
-            raise case.error("boundary", None, f"missing required key '{side}'")
-        if isinstance(spec, str):
-            if spec not in BOUNDARY_KINDS or spec == "inflow":
-                raise case.error("boundary", side, "expected periodic, transmissive, reflective "
-                                 f"or {{inflow = {{rho, vx, vy, p}}}}, got {spec!r}")
-        elif not (isinstance(spec, dict) and set(spec) == {"inflow"}
-                  and isinstance(spec["inflow"], dict)
-                  and set(spec["inflow"]) <= {"rho", "vx", "vy", "p"}
-                  and {"rho", "p"} <= set(spec["inflow"])):
-            raise case.error("boundary", side, "expected {inflow = {rho = .., vx = .., vy = .., "
-                             f"p = ..}} with rho and p, got {spec!r}")
-        out[side] = spec
-    for lo, hi in (("x_lo", "x_hi"), ("y_lo", "y_hi"))[:grid.ndim]:
-        if (out[lo] == "periodic") != (out[hi] == "periodic"):
-            raise case.error("boundary", lo, f"periodic must be set on both {lo} and {hi}")
-    return out
+    """The grid's {side: spec}; a one-line CaseError for a wrong or missing side."""
+    given = {side: spec for side, spec in case.data["boundary"].items() if spec is not None}
+    try:
+        parse_boundary(given, grid.ndim)
+    except BoundaryError as error:
+        raise case.error("boundary", error.side, error.reason) from None
+    return given
 
 
 def initial_fields(case, grid):

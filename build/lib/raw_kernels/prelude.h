@@ -1,0 +1,76 @@
+// The kernel dialect: one source, compiled by NVRTC for the GPU and by the system C++ compiler
+// (with OpenMP) for the host. Every .cu file in raw_kernels/ includes this header first.
+//
+//   KERNEL void f(...)        one thread per work item; on host the launcher loops over threads.
+//   BLOCK_KERNEL void f(...)  uses __shared__ memory and __syncthreads(); code between barriers
+//                             is written as PHASE { ... } blocks. On host the function runs once
+//                             per block and each PHASE loops over the block's threads. No local
+//                             variable may live across a barrier (keep it in shared memory), and
+//                             no PHASE may `return`.
+//   REDUCTION                 placed before KERNEL or BLOCK_KERNEL: this kernel may use FP64
+//                             (accumulators, the time-step controller). All other kernels must not
+//                             contain FP64 arithmetic in fp32 builds; a test reads the PTX.
+//
+// REAL_BITS (32 or 64) selects `real`. Write literals as R(0.5), never bare 0.5.
+
+#ifndef REAL_BITS
+#define REAL_BITS 32
+#endif
+#if REAL_BITS == 32
+typedef float real;
+#else
+typedef double real;
+#endif
+#define R(x) ((real)(x))
+#define REDUCTION
+
+#if defined(__CUDACC_RTC__) || defined(__CUDACC__)
+
+#define KERNEL extern "C" __global__
+#define BLOCK_KERNEL extern "C" __global__
+#define DEVICE __device__ __forceinline__
+#define PHASE
+#if REAL_BITS == 32
+#define REAL_INF __int_as_float(0x7f800000)
+#else
+#define REAL_INF __longlong_as_double(0x7ff0000000000000LL)
+#endif
+
+#else  // host: plain C++ with OpenMP
+
+#include <cmath>
+#include <cfloat>
+
+struct dim3_host { unsigned x, y, z; };
+// Per-OpenMP-thread CUDA built-ins; the generated launcher sets them before each call.
+static thread_local dim3_host threadIdx, blockIdx, blockDim, gridDim;
+
+#define KERNEL static inline
+#define BLOCK_KERNEL static inline
+#define DEVICE static inline
+#define __global__
+#define __device__
+#define __forceinline__ inline
+#define __shared__ static thread_local
+#define __syncthreads() ((void)0)
+#define REAL_INF ((real)INFINITY)
+
+using std::sqrt;
+using std::fabs;
+using std::fmax;
+using std::fmin;
+
+// Linear thread index -> threadIdx, x fastest, as CUDA numbers a block's threads.
+static inline bool set_thread_index(unsigned t)
+{
+    threadIdx.x = t % blockDim.x;
+    threadIdx.y = (t / blockDim.x) % blockDim.y;
+    threadIdx.z = t / (blockDim.x * blockDim.y);
+    return true;
+}
+#define PHASE                                                                               \
+    for (unsigned phase_thread_ = 0; phase_thread_ < blockDim.x * blockDim.y * blockDim.z;  \
+         ++phase_thread_)                                                                   \
+        if (set_thread_index(phase_thread_))
+
+#endif

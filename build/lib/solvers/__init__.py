@@ -1,0 +1,13 @@
+"""solvers: FP32 finite-volume and finite-element solvers on CuPy RawKernels and CUDA Graphs.
+
+    import solvers
+    run = solvers.load_case("cases/sod.toml", mesh={"nx": 800})
+    run.run()
+    run.fields["rho"]
+"""
+
+from .case import CaseError
+from .runner import load_case
+from .simulation import RunError
+
+__all__ = ["load_case", "CaseError", "RunError"]

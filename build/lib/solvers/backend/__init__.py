@@ -1,0 +1,32 @@
+"""Backends: `cuda` (CuPy, NVRTC, CUDA graphs) and `host` (NumPy, C++/OpenMP), one interface."""
+
+import sys
+
+from .base import Backend, BackendError, CaptureError, Kernel
+from .cuda import cuda_available
+
+NAMES = ("auto", "cuda", "host")
+_instances = {}
+
+
+def get_backend(name="auto", notify=True):
+    """The backend called `name`, created once per process. `auto` takes cuda when CuPy sees a
+    GPU, else host with a one-line notice on stderr. Asking for cuda without a GPU is an error."""
+    if name not in NAMES:
+        raise BackendError(f"unknown backend '{name}': expected one of {', '.join(NAMES)}")
+    if name == "auto":
+        name = "cuda" if cuda_available() else "host"
+        if name == "host" and notify and "host" not in _instances:
+            print("solvers: no CUDA GPU found, running on the host backend (C++/OpenMP)",
+                  file=sys.stderr)
+    if name not in _instances:
+        if name == "cuda":
+            from .cuda import CudaBackend
+            _instances[name] = CudaBackend()
+        else:
+            from .host import HostBackend
+            _instances[name] = HostBackend()
+    return _instances[name]
+
+
+__all__ = ["Backend", "BackendError", "CaptureError", "Kernel", "get_backend", "NAMES"]

@@ -1,0 +1,182 @@
+"""The interface both backends implement, and the parts they share.
+
+A backend owns device memory, compiles raw_kernels/ sources into modules, binds kernels to
+their launch arguments, and captures a sequence of bound launches into a graph that can be
+replayed. While capturing, allocating memory or reading device data back to the host is an
+error on every backend, so a step that would break CUDA stream capture fails in CI too.
+"""
+
+import numpy as np
+
+from .source import define_flags, load_source, parse_signatures
+
+
+class BackendError(RuntimeError):
+    """A backend cannot be used or cannot do what was asked (the message says why)."""
+
+
+class CaptureError(RuntimeError):
+    """Something inside a captured step that a CUDA graph cannot contain."""
+
+
+def real_bits(dtype):
+    dtype = np.dtype(dtype)
+    if dtype not in (np.float32, np.float64):
+        raise ValueError(f"precision dtype must be float32 or float64, not {dtype}")
+    return 32 if dtype == np.float32 else 64
+
+
+class Kernel:
+    """One compiled kernel; `bind` checks arguments against the parsed signature once."""
+
+    def __init__(self, backend, signature, real_dtype, function):
+        self.backend = backend
+        self.signature = signature
+        self.real_dtype = np.dtype(real_dtype)
+        self.function = function
+
+    @property
+    def name(self):
+        return self.signature.name
+
+    def bind(self, grid, block, *args):
+        """A launch of this kernel with fixed grid, block and arguments, as a callable."""
+        params = self.signature.params
+        if len(args) != len(params):
+            raise TypeError(f"kernel {self.name} takes {len(params)} arguments, got {len(args)}")
+        converted = []
+        for param, arg in zip(params, args):
+            dtype = param.dtype(self.real_dtype)
+            if param.pointer:
+                if not self.backend.is_array(arg) or arg.dtype != dtype:
+                    got = f"{type(arg).__name__} of {getattr(arg, 'dtype', '?')}"
+                    raise TypeError(f"kernel {self.name} argument '{param.name}' expects a "
+                                    f"{self.backend.name} array of {dtype}, got {got}")
+                if not arg.flags.c_contiguous:
+                    raise TypeError(f"kernel {self.name} argument '{param.name}' is not contiguous")
+                converted.append(arg)
+            else:
+                converted.append(dtype.type(arg))
+        return self.backend.bind_launch(self, _dim3(grid), _dim3(block), converted)
+
+    def __call__(self, grid, block, *args):
+        self.bind(grid, block, *args)()
+
+
+def _dim3(value):
+    value = tuple(int(v) for v in (value if isinstance(value, (tuple, list)) else (value,)))
+    if not 1 <= len(value) <= 3 or min(value) < 1:
+        raise ValueError(f"launch dimensions must be 1 to 3 positive integers, got {value}")
+    return value + (1,) * (3 - len(value))
+
+
+class Module:
+    """The kernels of one source file compiled with one set of defines."""
+
+    def __init__(self, kernels):
+        self._kernels = {kernel.name: kernel for kernel in kernels}
+
+    def __getattr__(self, name):
+        try:
+            return self._kernels[name]
+        except KeyError:
+            raise AttributeError(f"no kernel named {name}") from None
+
+
+class Backend:
+    """Common behaviour; subclasses provide memory, compilation, launch and capture."""
+
+    name = "abstract"
+
+    def __init__(self):
+        self._capturing = False
+        self._modules = {}
+
+    # -- memory ------------------------------------------------------------------------------
+    def _no_capture(self, what):
+        if self._capturing:
+            raise CaptureError(f"{what} inside a captured step: a CUDA graph cannot contain it; "
+                               "do it before the capture or between replays")
+
+    def empty(self, shape, dtype):
+        self._no_capture("allocating device memory")
+        return self._empty(shape, np.dtype(dtype))
+
+    def zeros(self, shape, dtype):
+        array = self.empty(shape, dtype)
+        self.fill(array, 0)
+        return array
+
+    def to_device(self, host_array):
+        host_array = np.ascontiguousarray(host_array)
+        array = self.empty(host_array.shape, host_array.dtype)
+        self.write(array, host_array)
+        return array
+
+    def to_host(self, array):
+        """A NumPy copy of a device array (waits for the device)."""
+        self._no_capture("reading device data on the host")
+        return self._to_host(array)
+
+    def write(self, array, host_values):
+        """Copy host values into an existing device array."""
+        self._no_capture("copying host data to the device")
+        self._write(array, np.asarray(host_values, dtype=array.dtype))
+
+    def fill(self, array, value):
+        self._no_capture("filling memory from the host")
+        self._write(array, np.full(array.shape, value, dtype=array.dtype))
+
+    # -- kernels -----------------------------------------------------------------------------
+    def module(self, filename, real_dtype, defines=None):
+        """Compile raw_kernels/<filename> with `real` = real_dtype and the given defines."""
+        defines = dict(defines or {})
+        defines["REAL_BITS"] = real_bits(real_dtype)
+        key = (filename, tuple(define_flags(defines)))
+        if key not in self._modules:
+            source = load_source(filename)
+            signatures = parse_signatures(source)
+            functions = self._compile(filename, source, signatures, define_flags(defines))
+            kernels = [Kernel(self, sig, real_dtype, functions[sig.name]) for sig in signatures]
+            self._modules[key] = Module(kernels)
+        return self._modules[key]
+
+    # -- graphs ------------------------------------------------------------------------------
+    def capture(self, step):
+        """Record the launches made by `step()` into a graph with a `replay()` method."""
+        if self._capturing:
+            raise CaptureError("nested capture")
+        self._capturing = True
+        try:
+            return self._capture(step)
+        finally:
+            self._capturing = False
+
+    # -- to implement --------------------------------------------------------------------------
+    def is_array(self, obj):
+        raise NotImplementedError
+
+    def _empty(self, shape, dtype):
+        raise NotImplementedError
+
+    def _to_host(self, array):
+        raise NotImplementedError
+
+    def _write(self, array, host_values):
+        raise NotImplementedError
+
+    def _compile(self, filename, source, signatures, flags):
+        raise NotImplementedError
+
+    def bind_launch(self, kernel, grid, block, args):
+        raise NotImplementedError
+
+    def _capture(self, step):
+        raise NotImplementedError
+
+    def synchronize(self):
+        raise NotImplementedError
+
+    def describe(self):
+        """Facts for output files and `solvers info`: {'backend': ..., 'device': ...}."""
+        raise NotImplementedError

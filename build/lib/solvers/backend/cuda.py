@@ -1,0 +1,107 @@
+"""The CUDA backend: CuPy arrays, kernels compiled by NVRTC through cupy.RawModule (CuPy keeps
+them in its on-disk kernel cache), and graphs captured from one non-blocking stream."""
+
+from .base import Backend, BackendError
+
+# Division and square root in float are the approximate instructions (at most 2 ulp instead
+# of IEEE round-to-nearest): measured 27% faster for the 2D Euler stage on an H200. Double
+# precision is unaffected; the host backend computes IEEE results.
+NVRTC_FLAGS = ("-std=c++17", "--prec-div=false", "--prec-sqrt=false")
+
+
+def import_cupy():
+    try:
+        import cupy
+    except ImportError as error:
+        raise BackendError("the cuda backend needs CuPy: pip install 'solvers[cuda12]' "
+                           f"or 'solvers[cuda13]' ({error})") from None
+    return cupy
+
+
+def cuda_available():
+    try:
+        return import_cupy().cuda.is_available()
+    except BackendError:
+        return False
+
+
+class CudaLaunch:
+    def __init__(self, backend, function, grid, block, args):
+        self.backend = backend
+        self.function = function
+        self.grid = grid
+        self.block = block
+        self.args = tuple(args)
+
+    def __call__(self):
+        with self.backend.stream:
+            self.function(self.grid, self.block, self.args)
+
+
+class CudaGraph:
+    def __init__(self, graph, stream):
+        self.graph = graph
+        self.stream = stream
+
+    def replay(self):
+        self.graph.launch(self.stream)
+
+
+class CudaBackend(Backend):
+    name = "cuda"
+
+    def __init__(self):
+        super().__init__()
+        cupy = import_cupy()
+        if not cupy.cuda.is_available():
+            raise BackendError("backend 'cuda' was asked for but CuPy finds no usable CUDA GPU "
+                               "(use --backend host or auto to run on the CPU)")
+        self.cupy = cupy
+        self.stream = cupy.cuda.Stream(non_blocking=True)
+
+    def is_array(self, obj):
+        return isinstance(obj, self.cupy.ndarray)
+
+    def _empty(self, shape, dtype):
+        with self.stream:
+            return self.cupy.empty(shape, dtype)
+
+    def _to_host(self, array):
+        return array.get(stream=self.stream)
+
+    def _write(self, array, host_values):
+        array.set(host_values, stream=self.stream)
+
+    def _compile(self, filename, source, signatures, flags):
+        try:
+            module = self.cupy.RawModule(code=source, options=NVRTC_FLAGS + tuple(flags))
+            return {sig.name: module.get_function(sig.name) for sig in signatures}
+        except self.cupy.cuda.compiler.CompileException as error:
+            message = f"NVRTC compile of raw_kernels/{filename} failed:\n{error}"
+            raise BackendError(message) from None
+
+    def bind_launch(self, kernel, grid, block, args):
+        return CudaLaunch(self, kernel.function, grid, block, args)
+
+    def _capture(self, step):
+        with self.stream:
+            self.stream.begin_capture()
+            try:
+                step()
+            finally:
+                graph = self.stream.end_capture()
+        return CudaGraph(graph, self.stream)
+
+    def synchronize(self):
+        self.stream.synchronize()
+
+    def describe(self):
+        runtime = self.cupy.cuda.runtime
+        props = runtime.getDeviceProperties(self.cupy.cuda.Device().id)
+        name = props["name"]
+        name = name.decode() if isinstance(name, bytes) else name
+        return {"backend": "cuda", "device": name,
+                "compute_capability": f"{props['major']}.{props['minor']}",
+                "cuda_runtime": runtime.runtimeGetVersion(),
+                "cuda_driver": runtime.driverGetVersion(),
+                "cupy": self.cupy.__version__}

@@ -1,0 +1,271 @@
+"""Case files: TOML, validated against a schema, with overrides from the CLI or Python.
+
+Every error is a CaseError whose message is one line naming the file, line, section and key
+and what was expected, e.g.
+    cases/sod.toml:14: [scheme] limiter: expected one of minmod, van_leer, mc, got 'mm'
+The sections common to all solvers are defined here; each solver adds its own (see SOLVERS).
+"""
+
+import copy
+import re
+import tomllib
+from dataclasses import dataclass
+from importlib import import_module
+from pathlib import Path
+
+
+class CaseError(ValueError):
+    """Invalid case input; the message is one line."""
+
+
+# Solver name -> the module with its case sections, check(case) and build(case).
+SOLVERS = {"euler": "solvers.fv.euler_case"}
+REQUIRED = object()
+
+
+@dataclass(frozen=True)
+class Key:
+    """One case-file key: its kind, default (REQUIRED if none), and constraints."""
+
+    kind: str  # int, float, bool, str, choice, range, list_str, table_float, expr, any
+    default: object = REQUIRED
+    choices: tuple = ()
+    minimum: float = None
+    exclusive_minimum: bool = False
+    help: str = ""
+
+
+COMMON_SECTIONS = {
+    "case": {
+        "name": Key("str", None, help="run name: output files are DIR/NAME.h5, .xdmf, .png "
+                    "(default: the case file's stem)"),
+        "description": Key("str", "", help="free text, stored in the output"),
+    },
+    "physics": {
+        "solver": Key("choice", REQUIRED, choices=tuple(SOLVERS), help="which solver runs"),
+    },
+    "mesh": {
+        "type": Key("choice", "structured", choices=("structured",), help="mesh kind"),
+        "nx": Key("int", REQUIRED, minimum=2, help="cells along x"),
+        "ny": Key("int", None, minimum=2, help="cells along y (2D only)"),
+        "x": Key("range", (0.0, 1.0), help="[x0, x1] domain extent along x"),
+        "y": Key("range", None, help="[y0, y1] domain extent along y (makes the grid 2D)"),
+    },
+    "time": {
+        "end": Key("float", REQUIRED, minimum=0, exclusive_minimum=True,
+                   help="simulated end time"),
+        "max_steps": Key("int", None, minimum=1, help="stop with an error after this many steps "
+                         "(checked between graph replays)"),
+    },
+    "output": {
+        "dir": Key("str", "out", help="output folder (relative to the working directory)"),
+        "interval": Key("float", 0.0, minimum=0,
+                        help="simulated time between snapshots (0: initial and final only)"),
+        "fields": Key("list_str", None, help="fields to write (default: all the solver has)"),
+        "plot": Key("bool", True, help="write NAME.png of the final state"),
+        "plot_fields": Key("list_str", None, help="fields in the PNG (default: all written)"),
+    },
+    "run": {
+        "backend": Key("choice", "auto", choices=("auto", "cuda", "host"),
+                       help="auto: cuda if a GPU is available, else host"),
+        "precision": Key("choice", "fp32", choices=("fp32", "fp64"), help="floating type"),
+        "graph": Key("bool", True, help="replay captured CUDA graphs (false: eager launches)"),
+        "steps_per_graph": Key("int", 20, minimum=1,
+                               help="time steps per graph replay (the host checks the clock "
+                               "between replays)"),
+    },
+}
+
+
+@dataclass
+class Case:
+    """A validated case: `data[section][key]` holds every key, defaults filled in."""
+
+    path: Path
+    text: str
+    data: dict
+    solver_module: object
+    locator: object
+
+    @property
+    def name(self):
+        return self.data["case"]["name"]
+
+    def error(self, section, key, message):
+        """A CaseError about a key: 'file:line: [section] key: message'."""
+        return CaseError(f"{self.locator.at(section, key)}: {message}")
+
+
+class _Locator:
+    """Finds the line of `key` in `[section]` of the case text, for error messages."""
+
+    def __init__(self, path, text, overridden):
+        self.path = path
+        self.lines = text.splitlines()
+        self.overridden = overridden
+
+    def at(self, section, key=None):
+        label = f"[{section}]" + (f" {key}" if key else "")
+        if key and f"{section}.{key}" in self.overridden:
+            return f"--set {section}.{key}"
+        current, header_line = None, None
+        for number, line in enumerate(self.lines, 1):
+            stripped = line.strip()
+            header = re.match(r"^\[\s*([\w.]+)\s*\]", stripped)
+            if header:
+                current = header.group(1)
+                if current == section:
+                    header_line = number
+            elif current == section and key and re.match(rf"^{re.escape(key)}\s*=", stripped):
+                return f"{self.path}:{number}: {label}"
+        if header_line and not key:
+            return f"{self.path}:{header_line}: {label}"
+        return f"{self.path}: {label}"
+
+
+def parse_override(text):
+    """'section.key=value' -> ('section', 'key', value); value parsed as TOML, else a string."""
+    if "=" not in text:
+        raise CaseError(f"--set {text}: expected section.key=value")
+    path, raw = text.split("=", 1)
+    parts = path.strip().split(".")
+    if len(parts) != 2 or not all(parts):
+        raise CaseError(f"--set {text}: expected section.key=value (e.g. mesh.nx=200)")
+    return parts[0], parts[1], parse_value(raw)
+
+
+def parse_value(raw):
+    try:
+        return tomllib.loads(f"v = {raw}")["v"]
+    except tomllib.TOMLDecodeError:
+        return raw.strip()
+
+
+def _check_value(spec, value, where):
+    """The validated value, or a CaseError saying what was expected."""
+    def fail(expected):
+        return CaseError(f"{where}: expected {expected}, got {value!r}")
+
+    kind = spec.kind
+    if kind == "int":
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise fail("an integer")
+    elif kind == "float":
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise fail("a number")
+        value = float(value)
+    elif kind == "bool":
+        if not isinstance(value, bool):
+            raise fail("true or false")
+    elif kind == "str":
+        if not isinstance(value, str):
+            raise fail("a string")
+    elif kind == "choice":
+        if value not in spec.choices:
+            raise fail(f"one of {', '.join(spec.choices)}")
+    elif kind == "range":
+        if (not isinstance(value, list) or len(value) != 2
+                or not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in value)
+                or not value[1] > value[0]):
+            raise fail("[lo, hi] with lo < hi")
+        value = (float(value[0]), float(value[1]))
+    elif kind == "list_str":
+        if not isinstance(value, list) or not all(isinstance(v, str) for v in value) or not value:
+            raise fail("a non-empty list of strings")
+    elif kind == "expr":
+        if isinstance(value, bool) or not isinstance(value, (int, float, str)):
+            raise fail("a number or an expression string")
+    elif kind == "table_float":
+        if not isinstance(value, dict) or not all(
+                isinstance(v, (int, float)) and not isinstance(v, bool) for v in value.values()):
+            raise fail("a table of numbers")
+    if spec.minimum is not None and kind in ("int", "float"):
+        if value < spec.minimum or (spec.exclusive_minimum and value == spec.minimum):
+            relation = ">" if spec.exclusive_minimum else ">="
+            raise fail(f"a value {relation} {spec.minimum:g}")
+    return value
+
+
+def validate(data, schema, locator):
+    """Check every section and key of `data` against `schema`; fill defaults."""
+    out = {}
+    for section in data:
+        if section not in schema:
+            raise CaseError(f"{locator.at(section)}: unknown section (expected one of "
+                            f"{', '.join(schema)})")
+        if not isinstance(data[section], dict):
+            raise CaseError(f"{locator.at(section)}: expected a table [{section}]")
+    for section, keys in schema.items():
+        given = data.get(section, {})
+        for key in given:
+            if key not in keys:
+                raise CaseError(f"{locator.at(section, key)}: unknown key (expected one of "
+                                f"{', '.join(keys)})")
+        out[section] = {}
+        for key, spec in keys.items():
+            if key in given:
+                out[section][key] = _check_value(spec, given[key], locator.at(section, key))
+            elif spec.default is REQUIRED:
+                raise CaseError(f"{locator.at(section)}: missing required key '{key}'")
+            else:
+                out[section][key] = copy.deepcopy(spec.default)
+    return out
+
+
+def _merge(data, overrides):
+    """Apply {section: {key: value}} and {'section.key': value} overrides; returns the set of
+    'section.key' names that were overridden."""
+    touched = set()
+    for name, value in overrides.items():
+        if "." in name:
+            section, key = name.split(".", 1)
+            items = {key: value}
+        elif isinstance(value, dict):
+            section, items = name, value
+        else:
+            raise CaseError(f"override {name}={value!r}: expected section.key=value or "
+                            "section={key: value}")
+        data.setdefault(section, {})
+        if not isinstance(data[section], dict):
+            raise CaseError(f"override {name}: [{section}] is not a table")
+        for key, item in items.items():
+            data[section][key] = item
+            touched.add(f"{section}.{key}")
+    return touched
+
+
+def load(path, overrides=None):
+    """Read, override and validate a case file; returns a Case."""
+    path = Path(path)
+    try:
+        text = path.read_text()
+    except FileNotFoundError:
+        raise CaseError(f"{path}: case file not found") from None
+    except OSError as error:
+        raise CaseError(f"{path}: cannot read case file ({error.strerror})") from None
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as error:
+        raise CaseError(f"{path}: invalid TOML: {error}") from None
+    touched = _merge(data, overrides or {})
+    locator = _Locator(path, text, touched)
+
+    solver = data.get("physics", {}).get("solver")
+    if solver not in SOLVERS:
+        where = locator.at("physics", "solver") if solver is not None else locator.at("physics")
+        raise CaseError(f"{where}: expected solver one of {', '.join(SOLVERS)}, got {solver!r}")
+    module = import_module(SOLVERS[solver])
+    schema = {**COMMON_SECTIONS, **module.SECTIONS}
+    schema["physics"] = {**COMMON_SECTIONS["physics"], **module.SECTIONS.get("physics", {})}
+    validated = validate(data, schema, locator)
+    if validated["case"]["name"] is None:
+        validated["case"]["name"] = path.stem
+    if not re.fullmatch(r"[\w.-]+", validated["case"]["name"]):
+        raise CaseError(f"{locator.at('case', 'name')}: expected letters, digits, '.', '_' or "
+                        f"'-' (it names the output files), got {validated['case']['name']!r}")
+    mesh = validated["mesh"]
+    if (mesh["ny"] is None) != (mesh["y"] is None):
+        raise CaseError(f"{locator.at('mesh')}: a 2D grid needs both ny and y, a 1D grid neither")
+    case = Case(path=path, text=text, data=validated, solver_module=module, locator=locator)
+    module.check(case)
+    return case

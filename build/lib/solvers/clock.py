@@ -1,0 +1,61 @@
+"""The simulated clock of an explicit solver, kept in device memory.
+
+A solver leaves in `rates` one partial maximum of the stability rate (largest stable 1/dt) per
+block of its last kernel; a step starts with `finish_dt` (raw_kernels/control.cu), which turns
+them into dt, clips it to the stop time and advances t. The host reads the clock only between
+graph replays.
+"""
+
+from dataclasses import dataclass
+
+import numpy as np
+
+CTRL_T, CTRL_DT, CTRL_T_STOP, CTRL_STEPS, CTRL_STATUS = range(5)
+CTRL_SIZE = 8
+RATE_BLOCK = 256  # threads per block of the rate kernels and of finish_dt
+
+
+@dataclass(frozen=True)
+class ClockReading:
+    t: float
+    dt: float
+    t_stop: float
+    steps: int
+    diverged: bool
+
+
+class DeviceClock:
+    """t, dt, stop time, step count and a divergence flag on the device, plus the dt kernel."""
+
+    def __init__(self, backend, real_dtype, partials, cfl):
+        if not 0 < cfl <= 1:
+            raise ValueError(f"cfl must be in (0, 1], got {cfl}")
+        self.backend = backend
+        # No stop time until one is set: a bare solver.step() advances.
+        ctrl = np.zeros(CTRL_SIZE)
+        ctrl[CTRL_T_STOP] = np.inf
+        self.ctrl = backend.to_device(ctrl)
+        self.dt = backend.zeros((1,), real_dtype)
+        self.partials = int(partials)
+        self.rates = backend.zeros((self.partials,), real_dtype)
+        kernels = backend.module("control.cu", real_dtype)
+        self._finish = kernels.finish_dt.bind(1, RATE_BLOCK, self.rates, self.partials,
+                                              self.ctrl, self.dt, cfl)
+
+    def finish_dt(self):
+        """Launch: dt from self.rates (filled by the solver), then advance t."""
+        self._finish()
+
+    def read(self):
+        ctrl = self.backend.to_host(self.ctrl)
+        return ClockReading(t=float(ctrl[CTRL_T]), dt=float(ctrl[CTRL_DT]),
+                            t_stop=float(ctrl[CTRL_T_STOP]), steps=int(ctrl[CTRL_STEPS]),
+                            diverged=bool(ctrl[CTRL_STATUS]))
+
+    def set(self, t=None, t_stop=None, steps=None):
+        """Change the clock between replays (never inside a captured step)."""
+        ctrl = self.backend.to_host(self.ctrl)
+        for index, value in ((CTRL_T, t), (CTRL_T_STOP, t_stop), (CTRL_STEPS, steps)):
+            if value is not None:
+                ctrl[index] = value
+        self.backend.write(self.ctrl, ctrl)

@@ -1,0 +1,201 @@
+"""Compressible Euler equations of an ideal gas, finite volumes on a structured 1D or 2D grid.
+
+MUSCL reconstruction of primitive variables (minmod, van Leer or MC limiter) or first order,
+Rusanov or HLLC fluxes, SSP-RK2 or SSP-RK3 in time, dt from the CFL number on the device.
+Each Runge-Kutta stage is one fused kernel (raw_kernels/euler.cu) that reads each conserved
+variable once and writes it once.
+"""
+
+import numpy as np
+
+from ..backend import get_backend
+from ..clock import RATE_BLOCK, DeviceClock
+from ..precision import real_dtype
+
+RECONSTRUCTIONS = {"first_order": 1, "muscl": 2}
+LIMITERS = {"minmod": 1, "van_leer": 2, "mc": 3}
+RIEMANN_SOLVERS = {"rusanov": 1, "hllc": 2}
+BOUNDARY_KINDS = {"periodic": 0, "transmissive": 1, "reflective": 2, "inflow": 3}
+SIDES = ("x_lo", "x_hi", "y_lo", "y_hi")
+
+# Shu-Osher SSP Runge-Kutta schemes. Each stage: out = (1 - w) U^n + w (u + dt L(u)), where
+# u is the previous stage; buffers 0 (the state), 1 and 2. (w, input, output).
+TIME_INTEGRATORS = {
+    "ssp_rk2": ((1.0, 0, 1), (0.5, 1, 0)),
+    "ssp_rk3": ((1.0, 0, 1), (0.25, 1, 2), (2.0 / 3.0, 2, 0)),
+}
+
+# Threads of a stage block and the cells it updates (BLOCK_X, BLOCK_Y, CELLS_X, CELLS_Y of
+# euler.cu): each thread computes its cell's low faces, so the tile is one cell short per axis.
+STAGE_BLOCK_2D, STAGE_CELLS_2D = (32, 8), (31, 7)
+STAGE_BLOCK_1D, STAGE_CELLS_1D = (256, 1), (255, 1)
+
+
+def kernel_defines(ndim, reconstruction, limiter, riemann):
+    return {"DIM": ndim, "RECONSTRUCTION": RECONSTRUCTIONS[reconstruction],
+            "LIMITER": LIMITERS[limiter], "RIEMANN": RIEMANN_SOLVERS[riemann]}
+
+
+def kernel_variants():
+    """Every distinct compilation of euler.cu (for the NVRTC and PTX checks)."""
+    for ndim in (1, 2):
+        for riemann in RIEMANN_SOLVERS:
+            yield kernel_defines(ndim, "first_order", "minmod", riemann)
+            for limiter in LIMITERS:
+                yield kernel_defines(ndim, "muscl", limiter, riemann)
+
+
+def _choice(name, value, options):
+    if value not in options:
+        raise ValueError(f"{name} must be one of {', '.join(options)}, got '{value}'")
+    return value
+
+
+class EulerSolver:
+    """The state and fused kernels of one Euler problem; `step()` launches one time step.
+
+    boundary: {side: kind} for sides x_lo, x_hi (and y_lo, y_hi in 2D), kind 'periodic',
+    'transmissive', 'reflective' or {'inflow': {'rho':, 'vx':, 'vy':, 'p':}}.
+    """
+
+    name = "euler"
+
+    def __init__(self, grid, boundary, gamma=1.4, reconstruction="muscl", limiter="mc",
+                 riemann="hllc", time_integrator="ssp_rk3", cfl=0.5, backend="auto",
+                 precision="fp32"):
+        if not gamma > 1:
+            raise ValueError(f"gamma must be > 1, got {gamma}")
+        self.grid = grid
+        self.gamma = float(gamma)
+        self.backend = get_backend(backend) if isinstance(backend, str) else backend
+        self.precision = precision
+        self.dtype = real_dtype(precision)
+        self.nvar = grid.ndim + 2
+        self.stages = TIME_INTEGRATORS[_choice("time_integrator", time_integrator,
+                                               TIME_INTEGRATORS)]
+        defines = kernel_defines(grid.ndim, _choice("reconstruction", reconstruction,
+                                                    RECONSTRUCTIONS),
+                                 _choice("limiter", limiter, LIMITERS),
+                                 _choice("riemann", riemann, RIEMANN_SOLVERS))
+        self.scheme = {"reconstruction": reconstruction, "limiter": limiter, "riemann": riemann,
+                       "time_integrator": time_integrator, "cfl": cfl}
+        bc_kinds, inflow = self._boundaries(boundary)
+
+        # Device memory: the state and two stage buffers (48 bytes a cell for 2D fp32), the
+        # inflow states, one partial stability rate per stage block, and the clock.
+        b = self.backend
+        shape = (self.nvar, grid.ny, grid.nx)
+        self.buffers = [b.zeros(shape, self.dtype) for _ in range(3 if len(self.stages) > 2 else 2)]
+        self.inflow = b.to_device(inflow.astype(self.dtype))
+        block, cells = (STAGE_BLOCK_2D, STAGE_CELLS_2D) if grid.ndim == 2 else (STAGE_BLOCK_1D,
+                                                                                STAGE_CELLS_1D)
+        launch = (-(-grid.nx // cells[0]), -(-grid.ny // cells[1]))
+        self.clock = DeviceClock(b, self.dtype, launch[0] * launch[1], cfl)
+
+        # The kernels, bound once to their arguments: the last stage also leaves the stability
+        # rates of the new state for the next step's dt.
+        kernels = b.module("euler.cu", self.dtype, defines)
+        inv_dx, inv_dy = 1.0 / grid.dx, 1.0 / grid.dy
+        self._rate = kernels.euler_max_rate.bind(
+            self.clock.partials, RATE_BLOCK, self.buffers[0], self.clock.rates, grid.nx, grid.ny,
+            inv_dx, inv_dy, self.gamma)
+        self._stages = [
+            kernels.euler_stage.bind(launch, block, self.buffers[src], self.buffers[0],
+                                     self.buffers[dst], self.clock.dt, self.inflow,
+                                     self.clock.rates, grid.nx, grid.ny, *bc_kinds, inv_dx,
+                                     inv_dy, self.gamma, w, int(k == len(self.stages) - 1))
+            for k, (w, src, dst) in enumerate(self.stages)]
+
+    def _boundaries(self, boundary):
+        sides = SIDES[:2 * self.grid.ndim]
+        unknown = set(boundary) - set(sides)
+        if unknown:
+            raise ValueError(f"unknown boundary side(s) {sorted(unknown)}: a {self.grid.ndim}D "
+                             f"grid has {', '.join(sides)}")
+        kinds = [BOUNDARY_KINDS["periodic"]] * 4
+        inflow = np.zeros((4, 4))
+        for index, side in enumerate(sides):
+            if side not in boundary:
+                raise ValueError(f"boundary '{side}' is not set")
+            spec = boundary[side]
+            if isinstance(spec, dict):
+                state = spec.get("inflow")
+                if not isinstance(state, dict) or set(spec) != {"inflow"}:
+                    raise ValueError(f"boundary '{side}': expected a kind name or "
+                                     "{inflow = {rho, vx, vy, p}}")
+                inflow[index] = [state.get(k, 0.0) for k in ("rho", "vx", "vy", "p")]
+                if not (inflow[index, 0] > 0 and inflow[index, 3] > 0):
+                    raise ValueError(f"boundary '{side}': inflow rho and p must be > 0")
+                spec = "inflow"
+            kinds[index] = BOUNDARY_KINDS[_choice(f"boundary '{side}'", spec, BOUNDARY_KINDS)]
+        for lo, hi in ((0, 1), (2, 3))[:self.grid.ndim]:
+            if (kinds[lo] == 0) != (kinds[hi] == 0):
+                raise ValueError(f"boundaries '{SIDES[lo]}' and '{SIDES[hi]}': periodic must be "
+                                 "set on both sides or neither")
+        return kinds, inflow.ravel()
+
+    # -- state -----------------------------------------------------------------------------------
+    @property
+    def field_names(self):
+        return ("rho", "vx", "p") if self.grid.ndim == 1 else ("rho", "vx", "vy", "p")
+
+    def set_primitive(self, rho, vx, p, vy=0.0, t=0.0):
+        """Set the state from primitive fields (arrays of grid.shape or scalars), at time t."""
+        shape = self.grid.shape
+        rho, vx, vy, p = (np.broadcast_to(np.asarray(f, np.float64), shape)
+                          for f in (rho, vx, vy, p))
+        if not (np.all(rho > 0) and np.all(p > 0)):
+            raise ValueError("initial rho and p must be > 0 everywhere")
+        if self.grid.ndim == 1 and np.any(vy != 0):
+            raise ValueError("a 1D grid has no y velocity")
+        energy = p / (self.gamma - 1) + 0.5 * rho * (vx**2 + vy**2)
+        momentum = [rho * vx] + ([rho * vy] if self.grid.ndim == 2 else [])
+        conserved = np.stack([rho, *momentum, energy])
+        self.set_conserved(conserved, t)
+
+    def set_conserved(self, conserved, t=0.0):
+        """Set the state from conserved variables of shape (nvar, *grid.shape)."""
+        shape = (self.nvar, *self.grid.shape)
+        if np.shape(conserved) != shape:
+            raise ValueError(f"conserved state must have shape {shape}, got {np.shape(conserved)}")
+        state = np.asarray(conserved, np.float64).reshape(self.nvar, self.grid.nx, self.grid.ny)
+        self.backend.write(self.buffers[0], state.transpose(0, 2, 1).astype(self.dtype))
+        self.clock.set(t=t, steps=0)
+        self._rate()
+
+    def conserved(self):
+        """Host copy of the conserved variables, shape (nvar, *grid.shape), float64."""
+        state = self.backend.to_host(self.buffers[0]).astype(np.float64)
+        return state.transpose(0, 2, 1).reshape(self.nvar, *self.grid.shape)
+
+    def fields(self):
+        """Host copies of the primitive fields {rho, vx, (vy,) p}, each of grid.shape."""
+        u = self.conserved()
+        rho = u[0]
+        velocity = [u[k] / rho for k in range(1, self.nvar - 1)]
+        kinetic = 0.5 * rho * sum(v**2 for v in velocity)
+        p = (self.gamma - 1) * (u[-1] - kinetic)
+        return dict(zip(self.field_names, [rho, *velocity, p]))
+
+    def summary(self):
+        """Integral diagnostics for sweeps and logs: totals of the conserved variables, minima."""
+        u = self.conserved()
+        volume = self.grid.dx * self.grid.dy
+        names = ["mass", "momentum_x"] + (["momentum_y"] if self.grid.ndim == 2 else [])
+        out = {f"total_{n}": float(u[k].sum() * volume) for k, n in enumerate(names + ["energy"])}
+        fields = self.fields()
+        out["min_rho"] = float(fields["rho"].min())
+        out["min_p"] = float(fields["p"].min())
+        return out
+
+    # -- time stepping -----------------------------------------------------------------------
+    def step(self):
+        """Launch one time step: dt on the device, then the fused Runge-Kutta stages."""
+        self.clock.finish_dt()
+        for stage in self._stages:
+            stage()
+
+    @property
+    def bytes_per_cell(self):
+        """Device memory a cell needs: state, stage buffers (the clock's few bytes aside)."""
+        return len(self.buffers) * self.nvar * self.dtype.itemsize

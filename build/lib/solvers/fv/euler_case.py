@@ -1,0 +1,138 @@
+"""Case-file sections of the Euler solver, their checks, and building the solver from a case."""
+
+import numpy as np
+
+from ..case import REQUIRED, CaseError, Key
+from ..expressions import ExpressionError, evaluate
+from ..mesh import StructuredGrid
+from .euler import (
+    BOUNDARY_KINDS,
+    LIMITERS,
+    RECONSTRUCTIONS,
+    RIEMANN_SOLVERS,
+    SIDES,
+    TIME_INTEGRATORS,
+    EulerSolver,
+)
+
+SECTIONS = {
+    "physics": {
+        "gamma": Key("float", 1.4, minimum=1, exclusive_minimum=True,
+                     help="ratio of specific heats"),
+    },
+    "scheme": {
+        "reconstruction": Key("choice", "muscl", choices=tuple(RECONSTRUCTIONS),
+                              help="first_order, or MUSCL on primitive variables"),
+        "limiter": Key("choice", "mc", choices=tuple(LIMITERS), help="MUSCL slope limiter"),
+        "riemann": Key("choice", "hllc", choices=tuple(RIEMANN_SOLVERS),
+                       help="approximate Riemann solver"),
+        "time_integrator": Key("choice", "ssp_rk3", choices=tuple(TIME_INTEGRATORS),
+                               help="strong-stability-preserving Runge-Kutta"),
+        "cfl": Key("float", 0.5, minimum=0, exclusive_minimum=True,
+                   help="CFL number, dt = cfl / max((|vx|+c)/dx + (|vy|+c)/dy)"),
+    },
+    "initial": {
+        "rho": Key("expr", REQUIRED, help="density: a number or an expression of x, y"),
+        "vx": Key("expr", 0.0, help="x velocity"),
+        "vy": Key("expr", 0.0, help="y velocity (2D)"),
+        "p": Key("expr", REQUIRED, help="pressure"),
+        "constants": Key("table_float", {}, help="named numbers usable in the expressions"),
+    },
+    "boundary": {
+        side: Key("any", None, help="periodic, transmissive, reflective or "
+                  "{inflow = {rho, vx, vy, p}}")
+        for side in SIDES
+    },
+}
+
+
+def grid_of(case):
+    mesh = case.data["mesh"]
+    if mesh["y"] is None:
+        return StructuredGrid(mesh["nx"], x=mesh["x"])
+    return StructuredGrid(mesh["nx"], x=mesh["x"], ny=mesh["ny"], y=mesh["y"])
+
+
+def boundary_of(case, grid):
+    """{side: spec} for the grid's sides; a one-line CaseError for a wrong or missing side."""
+    given = case.data["boundary"]
+    sides = SIDES[:2 * grid.ndim]
+    out = {}
+    for side in SIDES:
+        spec = given[side]
+        if side not in sides:
+            if spec is not None:
+                raise case.error("boundary", side, "a 1D grid has only x_lo and x_hi")
+            continue
+        if spec is None:
+            raise case.error("boundary", None, f"missing required key '{side}'")
+        if isinstance(spec, str):
+            if spec not in BOUNDARY_KINDS or spec == "inflow":
+                raise case.error("boundary", side, "expected periodic, transmissive, reflective "
+                                 f"or {{inflow = {{rho, vx, vy, p}}}}, got {spec!r}")
+        elif not (isinstance(spec, dict) and set(spec) == {"inflow"}
+                  and isinstance(spec["inflow"], dict)
+                  and set(spec["inflow"]) <= {"rho", "vx", "vy", "p"}
+                  and {"rho", "p"} <= set(spec["inflow"])):
+            raise case.error("boundary", side, "expected {inflow = {rho = .., vx = .., vy = .., "
+                             f"p = ..}} with rho and p, got {spec!r}")
+        out[side] = spec
+    for lo, hi in (("x_lo", "x_hi"), ("y_lo", "y_hi"))[:grid.ndim]:
+        if (out[lo] == "periodic") != (out[hi] == "periodic"):
+            raise case.error("boundary", lo, f"periodic must be set on both {lo} and {hi}")
+    return out
+
+
+def initial_fields(case, grid):
+    """{rho, vx, vy, p} evaluated at the cell centres; CaseError names the offending key."""
+    initial = case.data["initial"]
+    centres = grid.centres()
+    names = {"x": centres[0], "y": centres[1] if grid.ndim == 2 else 0.0,
+             "dx": grid.dx, "dy": grid.dy, "gamma": case.data["physics"]["gamma"]}
+    for constant, value in initial["constants"].items():
+        names[constant] = float(value)
+    fields = {}
+    for key in ("rho", "vx", "vy", "p"):
+        try:
+            value = np.broadcast_to(np.asarray(evaluate(initial[key], names), float), grid.shape)
+        except ExpressionError as error:
+            raise case.error("initial", key, str(error)) from None
+        except ValueError as error:
+            raise case.error("initial", key, f"result does not fit the grid ({error})") from None
+        if not np.all(np.isfinite(value)):
+            raise case.error("initial", key, "expression gives non-finite values")
+        fields[key] = value
+    for key in ("rho", "p"):
+        if not np.all(fields[key] > 0):
+            raise case.error("initial", key, "must be > 0 in every cell")
+    return fields
+
+
+def check(case):
+    """Everything that can be checked before a backend exists."""
+    grid = grid_of(case)
+    boundary_of(case, grid)
+    fields = initial_fields(case, grid)
+    if grid.ndim == 1 and np.any(fields["vy"] != 0):
+        raise case.error("initial", "vy", "a 1D grid has no y velocity")
+    cfl = case.data["scheme"]["cfl"]
+    if cfl > 1:
+        raise case.error("scheme", "cfl", f"expected a value in (0, 1], got {cfl}")
+
+
+def build(case):
+    """The EulerSolver described by a validated case, with its initial state set."""
+    grid = grid_of(case)
+    scheme = case.data["scheme"]
+    try:
+        solver = EulerSolver(grid, boundary_of(case, grid), gamma=case.data["physics"]["gamma"],
+                             reconstruction=scheme["reconstruction"], limiter=scheme["limiter"],
+                             riemann=scheme["riemann"],
+                             time_integrator=scheme["time_integrator"], cfl=scheme["cfl"],
+                             backend=case.data["run"]["backend"],
+                             precision=case.data["run"]["precision"])
+    except ValueError as error:
+        raise CaseError(f"{case.path}: {error}") from None
+    fields = initial_fields(case, grid)
+    solver.set_primitive(fields["rho"], fields["vx"], fields["p"], vy=fields["vy"])
+    return solver

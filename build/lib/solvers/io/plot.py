@@ -1,0 +1,89 @@
+"""PNG plots of structured-grid fields (matplotlib, Agg; never touches pyplot's state)."""
+
+import math
+import os
+import warnings
+from pathlib import Path
+
+import numpy as np
+
+MAX_PANEL_CELLS = 512  # per axis: about one a pixel
+
+
+def _matplotlib():
+    try:
+        from matplotlib.backends.backend_agg import FigureCanvasAgg
+        from matplotlib.figure import Figure
+    except ImportError as error:
+        raise ImportError("plotting needs matplotlib: pip install 'solvers[plot]'") from error
+    return Figure, FigureCanvasAgg
+
+
+def _coarsen(values, x_nodes, y_nodes, limit=MAX_PANEL_CELLS):
+    """Average (ny, nx) values over blocks of k x k cells so that at most `limit` blocks remain
+    along each axis (pcolormesh takes seconds for millions of cells, more than a PNG shows).
+    A last, narrower block takes the remainder; NaN cells are ignored unless a block is all NaN.
+    """
+    k = -(-max(values.shape) // limit)
+    if k == 1:
+        return values, x_nodes, y_nodes
+    ny, nx = values.shape
+    by, bx = -(-ny // k), -(-nx // k)
+    padded = np.full((by * k, bx * k), np.nan)
+    padded[:ny, :nx] = np.where(np.isfinite(values), values, np.nan)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # all-NaN blocks stay NaN
+        blocks = np.nanmean(padded.reshape(by, k, bx, k), axis=(1, 3))
+    return blocks, np.append(x_nodes[:-1:k], x_nodes[-1]), np.append(y_nodes[:-1:k], y_nodes[-1])
+
+
+def plot_fields(png_path, grid, fields, names, title):
+    """Plot fields[name] for each name into one PNG: lines against x in 1D, one pcolormesh with
+    a colorbar per field in 2D. Fields are arrays of grid.shape indexed [i, j]."""
+    Figure, FigureCanvasAgg = _matplotlib()
+    png_path = Path(png_path)
+    n = len(names)
+
+    if grid.ndim == 1:
+        fig = Figure(figsize=(7, 1.0 + 2.0 * n), layout="constrained")
+        axes = fig.subplots(n, 1, sharex=True, squeeze=False)[:, 0]
+        x = grid.x_centres()
+        for ax, name in zip(axes, names):
+            ax.plot(x, np.asarray(fields[name]), lw=1.2)
+            ax.set_ylabel(name)
+            ax.grid(alpha=0.3)
+        axes[-1].set_xlabel("x")
+    else:
+        # Panel layout from the domain's aspect: wide domains in one column, tall ones side by
+        # side; each panel's longer side is `size` inches, plus room for colorbar and labels.
+        aspect = min(max((grid.y[1] - grid.y[0]) / (grid.x[1] - grid.x[0]), 0.1), 5.0)
+        ncols = min(n, 1 if aspect < 0.5 else 2 if aspect <= 1.5 else 4)
+        nrows = math.ceil(n / ncols)
+        size = 7.0 if ncols == 1 else 4.5
+        width, height = (size, size * aspect) if aspect <= 1 else (size / aspect, size)
+        fig = Figure(figsize=(ncols * (width + 1.3), nrows * (height + 0.9) + 0.4),
+                     layout="constrained")
+        axes = fig.subplots(nrows, ncols, squeeze=False).ravel()
+        xn, yn = grid.x_nodes(), grid.y_nodes()
+        for ax, name in zip(axes, names):
+            # pcolormesh wants (ny, nx); fields are (nx, ny). NaN/inf cells are left blank.
+            values, xc, yc = _coarsen(np.asarray(fields[name], np.float64).T, xn, yn)
+            mesh = ax.pcolormesh(xc, yc, np.ma.masked_invalid(values), shading="flat",
+                                 cmap="viridis")
+            fig.colorbar(mesh, ax=ax, shrink=0.9)
+            ax.set_aspect("equal")
+            ax.set_title(name)
+            ax.set_xlabel("x")
+            ax.set_ylabel("y")
+        for ax in axes[n:]:
+            ax.set_visible(False)
+
+    fig.suptitle(title)
+    FigureCanvasAgg(fig)
+    temp = png_path.with_name(f".{png_path.name}.tmp-{os.getpid()}")
+    try:
+        fig.savefig(temp, format="png", dpi=110)
+        os.replace(temp, png_path)
+    finally:
+        temp.unlink(missing_ok=True)
+    return png_path

@@ -1,0 +1,63 @@
+"""XDMF sidecar that lets ParaView (and VisIt) open a run's HDF5 file as a time series.
+
+Every snapshot is a 2DRectMesh grid (VXVY geometry from /mesh/x_nodes, /mesh/y_nodes) with
+cell-centred attributes read from /snapshots/NNNNNN/<field>. A 1D run is shown as a strip one
+cell thick: its y nodes [0, dx] are written inline, since the HDF5 file has no y axis.
+"""
+
+import os
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import numpy as np
+
+
+def _data_item(parent, dims, dtype, text, fmt="HDF"):
+    item = ET.SubElement(parent, "DataItem", Dimensions=" ".join(str(d) for d in dims),
+                         NumberType="Float", Precision=str(np.dtype(dtype).itemsize), Format=fmt)
+    item.text = text
+    return item
+
+
+def write_xdmf(path, h5_filename, grid, snapshots, field_names, dtypes=None):
+    """Write an XDMF 3 temporal collection to `path` (atomically).
+
+    h5_filename: the HDF5 file's name relative to `path`'s folder. snapshots: [(index, time)].
+    dtypes: {field: numpy dtype} of the snapshot datasets, float64 where not given.
+    """
+    path = Path(path)
+    dtypes = dtypes or {}
+    nx = grid.nx
+    ny = grid.ny if grid.ndim == 2 else 1
+    # XDMF lists dimensions slowest first: (ny, nx) cells, matching the snapshot datasets,
+    # which are stored transposed (layout "y,x"). A 1D strip's cells are (1, nx): the XDMF 2
+    # reader needs the topology's rank, and both readers read a (nx,) dataset whole when the
+    # ranks differ but the counts agree.
+    cell_dims = (ny, nx)
+
+    root = ET.Element("Xdmf", Version="3.0")
+    series = ET.SubElement(ET.SubElement(root, "Domain"), "Grid", Name="run",
+                           GridType="Collection", CollectionType="Temporal")
+    for index, time in snapshots:
+        group = f"/snapshots/{index:06d}"
+        snap = ET.SubElement(series, "Grid", Name=f"snapshot_{index:06d}", GridType="Uniform")
+        ET.SubElement(snap, "Time", Value=repr(float(time)))
+        ET.SubElement(snap, "Topology", TopologyType="2DRectMesh", Dimensions=f"{ny + 1} {nx + 1}")
+        geometry = ET.SubElement(snap, "Geometry", GeometryType="VXVY")
+        _data_item(geometry, (nx + 1,), np.float64, f"{h5_filename}:/mesh/x_nodes")
+        if grid.ndim == 2:
+            _data_item(geometry, (ny + 1,), np.float64, f"{h5_filename}:/mesh/y_nodes")
+        else:
+            _data_item(geometry, (2,), np.float64, f"0 {grid.dx!r}", fmt="XML")
+        for name in field_names:
+            attribute = ET.SubElement(snap, "Attribute", Name=name, AttributeType="Scalar",
+                                      Center="Cell")
+            _data_item(attribute, cell_dims, dtypes.get(name, np.float64),
+                       f"{h5_filename}:{group}/{name}")
+
+    ET.indent(root)
+    text = '<?xml version="1.0" ?>\n' + ET.tostring(root, encoding="unicode") + "\n"
+    temp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
+    temp.write_text(text)
+    os.replace(temp, path)
+    return path
