@@ -14,3 +14,16 @@ DEVICE void block_max(real* s)
     }
     __syncthreads();
 }
+
+// Sum of s[0 .. threads) left in s[0], added in a fixed tree order (the same bits every run).
+DEVICE void block_sum(double* s)
+{
+    for (unsigned half = blockDim.x * blockDim.y / 2; half > 0; half >>= 1) {
+        __syncthreads();
+        PHASE {
+            const unsigned t = threadIdx.y * blockDim.x + threadIdx.x;
+            if (t < half) s[t] += s[t + half];
+        }
+    }
+    __syncthreads();
+}

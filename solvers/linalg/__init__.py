@@ -1,0 +1,11 @@
+"""Sparse linear algebra on the device: operators (CSR and SELL-C-sigma matrices, matrix-free
+stencils) and Krylov solvers whose whole iteration replays from a CUDA graph."""
+
+from .csr import CsrMatrix
+from .krylov import BiCGStab, ConjugateGradient, SolveInfo
+from .operator import LinearOperator
+from .sell import SellMatrix
+from .stencil import StencilLaplacian
+
+__all__ = ["BiCGStab", "ConjugateGradient", "CsrMatrix", "LinearOperator", "SellMatrix",
+           "SolveInfo", "StencilLaplacian"]
