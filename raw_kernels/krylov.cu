@@ -99,6 +99,36 @@ KERNEL void cg_start(const real* __restrict__ b, const real* __restrict__ q,
     p[i] = zi;
 }
 
+// Partial sums of |b - q|^2 (slot 0) and |b|^2 (slot 1), q = A x: the true residual of a
+// finished solve, which in fp32 can lie far above the recursively updated one.
+REDUCTION BLOCK_KERNEL void residual_partials(const real* __restrict__ b,
+                                              const real* __restrict__ q, int n,
+                                              double* __restrict__ partials)
+{
+    __shared__ double s_rr[THREADS];
+    __shared__ double s_bb[THREADS];
+    PHASE {
+        double rr = 0.0, bb = 0.0;
+        for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += blockDim.x * gridDim.x) {
+            const double r = (double)b[i] - (double)q[i];
+            rr += r * r;
+            bb += (double)b[i] * (double)b[i];
+        }
+        s_rr[threadIdx.x] = rr;
+        s_bb[threadIdx.x] = bb;
+    }
+    store_two_partials(s_rr, s_bb, partials);
+}
+
+// dst = src (a general preconditioner's first p = z).
+KERNEL void copy_vector(real* __restrict__ dst, const real* __restrict__ src,
+                        const int* __restrict__ done, int n)
+{
+    const int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n || done[0] != 0) return;
+    dst[i] = src[i];
+}
+
 // The initial state from the partials of cg_start_partials. One block.
 REDUCTION BLOCK_KERNEL void cg_start_state(const double* __restrict__ partials,
                                            double* __restrict__ state, int* __restrict__ done)
@@ -136,7 +166,14 @@ REDUCTION BLOCK_KERNEL void dot_partials(const real* __restrict__ a, const real*
         s_ab[threadIdx.x] = ab;
         s_cd[threadIdx.x] = cd;
     }
-    store_two_partials(s_ab, s_cd, partials);
+    if (pairs == 2) {
+        store_two_partials(s_ab, s_cd, partials);
+    } else {  // slot 1 may hold another kernel's sums (r.r after cg_update): leave it
+        block_sum(s_ab);
+        PHASE {
+            if (threadIdx.x == 0) partials[blockIdx.x] = s_ab[0];
+        }
+    }
 }
 
 // alpha = r.z / p.q; a non-positive p.q (A not positive definite) stops with breakdown.

@@ -19,14 +19,18 @@ THREADS = 256
 STATE_SIZE = 8
 RZ, RR, BB, TOL2, ITER, MAXITER = range(6)
 STATUS = {0: "running", 1: "converged", 2: "maxiter", 3: "breakdown"}
+# The recursive residual drifts from the true one by rounding; a solve whose true residual
+# ends above DRIFT * rtol has asked for more than its precision can give.
+DRIFT = 10.0
 
 
 @dataclass(frozen=True)
 class SolveInfo:
     converged: bool
     iterations: int
-    residual: float  # ||r|| / ||b|| of the recursively updated residual
-    status: str  # converged, maxiter (not converged), breakdown
+    residual: float  # true ||b - A x|| / ||b|| of the returned x
+    status: str  # converged; maxiter, breakdown or stalled (rtol below what the precision
+    # reaches: the recursive residual met rtol, the true one stayed above DRIFT * rtol)
 
 
 def kernel_variants():
@@ -39,8 +43,11 @@ class KrylovSolver:
     one iteration) and `_start` (r = b - A x is computed into `q` before them)."""
 
     def __init__(self, operator, preconditioner, rtol, maxiter, chunk, graph):
-        if preconditioner not in (None, "jacobi"):
-            raise ValueError(f"preconditioner must be None or 'jacobi', got {preconditioner!r}")
+        if preconditioner not in (None, "jacobi") and not hasattr(preconditioner, "bind"):
+            raise ValueError("preconditioner must be None, 'jacobi' or an object with "
+                             f"bind(r, z) (e.g. GeometricMultigrid), got {preconditioner!r}")
+        # Jacobi is fused into the vector kernels; any other M runs as its own launches.
+        self.general = preconditioner if hasattr(preconditioner, "bind") else None
         if not 0 < rtol < 1:
             raise ValueError(f"rtol must be in (0, 1), got {rtol}")
         self.operator = operator
@@ -59,16 +66,22 @@ class KrylovSolver:
         self.kernels = b.module("krylov.cu", dtype)
         self.vector_blocks = -(-n // THREADS)
         self._residual = operator.bind(self.x, self.q)
+        self._true_residual = self.kernels.residual_partials.bind(
+            PARTIAL_BLOCKS, THREADS, self.b, self.q, n, self.partials)
         self._start = []
         self._iteration = []
         self.stepper = Stepper(b, self.iterate, steps_per_graph=chunk, graph=graph)
 
-    def _bind_start(self, z, p, precondition):
-        """r = b - q, z = M^-1 r, p = z, and the state from r.z, r.r and b.b."""
+    def _bind_start(self, z, p, precondition, general=None):
+        """r = b - q, z = M^-1 r (Jacobi fused, or `general`'s launches), p = z, and the state
+        from r.z, r.r and b.b."""
         k, n = self.kernels, self.operator.n
-        self._start = [
-            k.cg_start.bind(self.vector_blocks, THREADS, self.b, self.q, self.inv_diag, self.r,
-                            z, p, n, precondition),
+        self._start = [k.cg_start.bind(self.vector_blocks, THREADS, self.b, self.q,
+                                       self.inv_diag, self.r, z, p, n, precondition)]
+        if general is not None:
+            self._start += [general.bind(self.r, z),
+                            k.copy_vector.bind(self.vector_blocks, THREADS, p, z, self.done, n)]
+        self._start += [
             k.cg_start_partials.bind(PARTIAL_BLOCKS, THREADS, self.r, z, self.b, n,
                                      self.partials),
             k.cg_start_state.bind(1, PARTIAL_BLOCKS, self.partials, self.state, self.done),
@@ -82,7 +95,7 @@ class KrylovSolver:
             self.operator.n, self.done, self.partials)
 
     def _inverse_diagonal(self, preconditioner):
-        if preconditioner is None:
+        if preconditioner != "jacobi":
             return np.ones(self.operator.n)
         diagonal = np.asarray(self.operator.diagonal(), np.float64)
         zero = np.flatnonzero(diagonal == 0)
@@ -108,30 +121,46 @@ class KrylovSolver:
         that does not converge says so in SolveInfo (status maxiter or breakdown)."""
         self._write(self.b, b, "b")
         self._write(self.x, np.zeros(self.operator.n) if x0 is None else x0, "x0")
+        return self.solve_in_place()
+
+    def solve_in_place(self):
+        """Solve with the right-hand side and initial guess already in the device vectors
+        `b` and `x` (no host transfer of vectors); returns (x, SolveInfo)."""
         state = np.zeros(STATE_SIZE)
         state[TOL2], state[MAXITER] = self.rtol**2, self.maxiter
         self.backend.write(self.state, state)
+        self.backend.write(self.done, [0])
         self._residual()
         for launch in self._start:
             launch()
-        while True:
-            info = self.info()
-            if info.status != "running":
-                return self.x, info
+        while self.status() == "running":
             self.stepper.advance()
+        return self.x, self.info()
+
+    def status(self):
+        """running, converged, maxiter or breakdown (reads one int from the device)."""
+        return STATUS[int(self.backend.to_host(self.done)[0])]
 
     def info(self):
-        """The convergence state (reads the device)."""
-        state = self.backend.to_host(self.state)
-        status = STATUS[int(self.backend.to_host(self.done)[0])]
-        residual = float(np.sqrt(state[RR] / state[BB])) if state[BB] > 0 else 0.0
-        return SolveInfo(converged=status == "converged", iterations=int(state[ITER]),
+        """The outcome of the last solve, with its true residual (one more A x)."""
+        self._residual()
+        self._true_residual()
+        sums = self.backend.to_host(self.partials)[:2 * PARTIAL_BLOCKS]
+        rr, bb = sums.reshape(2, PARTIAL_BLOCKS).sum(axis=1)
+        residual = float(np.sqrt(rr / bb)) if bb > 0 else 0.0
+        status = self.status()
+        if status == "converged" and residual > DRIFT * self.rtol:
+            status = "stalled"
+        iterations = int(self.backend.to_host(self.state)[ITER])
+        return SolveInfo(converged=status == "converged", iterations=iterations,
                          residual=residual, status=status)
 
 
 class ConjugateGradient(KrylovSolver):
     """CG (Hestenes-Stiefel) for a symmetric positive definite operator; a non-positive p.Ap
-    stops it with status breakdown."""
+    stops it with status breakdown. The preconditioner (None, 'jacobi', or an object whose
+    bind(r, z) launches z = M^-1 r, such as a multigrid V-cycle) must be symmetric positive
+    definite too."""
 
     def __init__(self, operator, preconditioner=None, rtol=1e-6, maxiter=None, chunk=20,
                  graph=True):
@@ -139,13 +168,18 @@ class ConjugateGradient(KrylovSolver):
         b, k, n = self.backend, self.kernels, operator.n
         self.z, self.p = b.zeros((n,), operator.dtype), b.zeros((n,), operator.dtype)
         flag = int(preconditioner == "jacobi")
-        self._bind_start(self.z, self.p, flag)
+        self._bind_start(self.z, self.p, flag, self.general)
+        # With a general M, cg_update leaves z = r and r.r in both slots; then z = M r and the
+        # r.z slot is recomputed.
+        precondition = [] if self.general is None else [self.general.bind(self.r, self.z),
+                                                         self._dots(self.r, self.z)]
         self._iteration = [
             operator.bind(self.p, self.q),
             self._dots(self.p, self.q),
             k.cg_alpha.bind(1, PARTIAL_BLOCKS, self.partials, self.state, self.done, self.coef),
             k.cg_update.bind(PARTIAL_BLOCKS, THREADS, self.x, self.r, self.z, self.p, self.q,
                              self.inv_diag, n, flag, self.coef, self.done, self.partials),
+            *precondition,
             k.cg_beta.bind(1, PARTIAL_BLOCKS, self.partials, self.state, self.done, self.coef),
             k.cg_direction.bind(self.vector_blocks, THREADS, self.p, self.z, self.coef,
                                 self.done, n),
@@ -153,8 +187,9 @@ class ConjugateGradient(KrylovSolver):
 
 
 class BiCGStab(KrylovSolver):
-    """BiCGStab (van der Vorst 1992) for a non-symmetric operator, right-preconditioned; a
-    vanishing r0.v, rho or omega before convergence stops it with status breakdown."""
+    """BiCGStab (van der Vorst 1992) for a non-symmetric operator, right-preconditioned (None,
+    'jacobi' or an object with bind(r, z)); a vanishing r0.v, rho or omega before convergence
+    stops it with status breakdown."""
 
     def __init__(self, operator, preconditioner=None, rtol=1e-6, maxiter=None, chunk=20,
                  graph=True):
@@ -165,14 +200,18 @@ class BiCGStab(KrylovSolver):
         # r0hat = r0 and p = r0: the CG start without preconditioning (z := r0hat).
         self._bind_start(self.r0hat, self.p, 0)
         grid = self.vector_blocks
+        # A general M replaces the fused Jacobi scaling (inv_diag is then all ones).
+        m = self.general
         self._iteration = [
-            k.jacobi_apply.bind(grid, THREADS, self.phat, self.p, self.inv_diag, self.done, n),
+            m.bind(self.p, self.phat) if m else k.jacobi_apply.bind(
+                grid, THREADS, self.phat, self.p, self.inv_diag, self.done, n),
             operator.bind(self.phat, self.v),
             self._dots(self.r0hat, self.v),
             k.bicg_alpha.bind(1, PARTIAL_BLOCKS, self.partials, self.state, self.done,
                               self.coef),
             k.bicg_s.bind(grid, THREADS, self.s, self.shat, self.r, self.v, self.inv_diag,
                           self.coef, self.done, n),
+            *([m.bind(self.s, self.shat)] if m else []),
             operator.bind(self.shat, self.t),
             self._dots(self.t, self.s, self.t, self.t),
             k.bicg_omega.bind(1, PARTIAL_BLOCKS, self.partials, self.done, self.coef),
