@@ -124,8 +124,9 @@ class Backend:
         self._write(array, np.asarray(host_values, dtype=array.dtype))
 
     def fill(self, array, value):
+        """Set every element (on the device, no host copy)."""
         self._no_capture("filling memory from the host")
-        self._write(array, np.full(array.shape, value, dtype=array.dtype))
+        self._fill(array, array.dtype.type(value))
 
     # -- kernels -----------------------------------------------------------------------------
     def module(self, filename, real_dtype, defines=None):
@@ -163,6 +164,9 @@ class Backend:
         raise NotImplementedError
 
     def _write(self, array, host_values):
+        raise NotImplementedError
+
+    def _fill(self, array, value):
         raise NotImplementedError
 
     def _compile(self, filename, source, signatures, flags):

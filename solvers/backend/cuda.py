@@ -72,6 +72,10 @@ class CudaBackend(Backend):
     def _write(self, array, host_values):
         array.set(host_values, stream=self.stream)
 
+    def _fill(self, array, value):
+        with self.stream:
+            array.fill(value)
+
     def _compile(self, filename, source, signatures, flags):
         try:
             module = self.cupy.RawModule(code=source, options=NVRTC_FLAGS + tuple(flags))

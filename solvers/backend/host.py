@@ -168,6 +168,9 @@ class HostBackend(Backend):
     def _write(self, array, host_values):
         np.copyto(array, host_values)
 
+    def _fill(self, array, value):
+        array.fill(value)
+
     def _compile(self, filename, source, signatures, flags):
         text = source + "\n" + launcher_source(signatures)
         library = ctypes.CDLL(str(build_library(filename, text, flags)))
