@@ -14,13 +14,14 @@ from solvers.backend.cuda import NVRTC_FLAGS
 from solvers.backend.host import CXX_FLAGS, compiler, launcher_source
 from solvers.backend.source import define_flags, kernel_dir, load_source, parse_signatures
 from solvers.fv import euler
-from solvers.linalg import csr, krylov, refinement, stencil
+from solvers.linalg import csr, krylov, multigrid, refinement, stencil
 
 # Each source with every set of defines it is compiled with.
 VARIANTS = {
     "control.cu": [{}],
     "euler.cu": list(euler.kernel_variants()),
     "krylov.cu": list(krylov.kernel_variants()),
+    "multigrid.cu": list(multigrid.kernel_variants()),
     "refinement.cu": list(refinement.kernel_variants()),
     "spmv.cu": list(csr.kernel_variants()),
     "stencil.cu": list(stencil.kernel_variants()),

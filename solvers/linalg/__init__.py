@@ -3,9 +3,10 @@ stencils) and Krylov solvers whose whole iteration replays from a CUDA graph."""
 
 from .csr import CsrMatrix
 from .krylov import BiCGStab, ConjugateGradient, SolveInfo
+from .multigrid import GeometricMultigrid
 from .operator import LinearOperator
 from .sell import SellMatrix
 from .stencil import StencilLaplacian
 
-__all__ = ["BiCGStab", "ConjugateGradient", "CsrMatrix", "LinearOperator", "SellMatrix",
-           "SolveInfo", "StencilLaplacian"]
+__all__ = ["BiCGStab", "ConjugateGradient", "CsrMatrix", "GeometricMultigrid", "LinearOperator",
+           "SellMatrix", "SolveInfo", "StencilLaplacian"]

@@ -1,0 +1,906 @@
+"""solvers.linalg benchmark on one card: SpMV, the CG iteration and Poisson solves.
+
+SpMV (CSR, SELL-C-sigma, matrix-free stencil) against cuSPARSE and the measured copy bandwidth,
+the fused CG iteration against cupyx's cg, and the time to solve a 3D Poisson problem
+(Jacobi-CG, multigrid-PCG, cupyx, SciPy on the CPU, and mixed-precision iterative refinement).
+
+    python scripts/bench_linalg.py [--sizes 128,256] [--json bench_linalg.json]
+    python scripts/bench_linalg.py --backend host --sizes small      # CPU smoke test
+
+Problems (grids n^3 from --sizes; the first size also sets the 27-point, irregular, CG
+iteration and refinement problems):
+  7pt        the cell-centred -div grad u on the unit cube, homogeneous Dirichlet
+             (StencilLaplacian; its matrix assembled straight to CSR)
+  stencil-var the same stencil with a per-cell coefficient exp(U(-1, 1)) (stencil only)
+  27pt       all 26 neighbours -1, diagonal 26, Dirichlet-truncated at the walls
+  irregular  n^3 rows of 1 to 15 entries, 1% of rows 256 long; columns within 1024 of the
+             diagonal, one in eight anywhere
+
+SpMV bytes (the fewest an SpMV must move, each array once): values (nnz words) + column
+indices (nnz int32) + row pointers (rows + 1 int32) + x + y (rows words each), for CSR, SELL
+and cuSPARSE alike (SELL moves its padding and row order on top); the stencil moves x + y
+(+ the inverse coefficient per cell when variable). FLOPs: 2 per nonzero of the matrix (the
+stencil is counted as its 7-point matrix). Times: median over repeats of CUDA events around
+>= 20 launches cycling through enough (x, y) pairs that their bytes and the matrix's span 3x the
+L2 cache, eager and replayed from one captured graph.
+
+CG iteration bytes (as executed, fused Jacobi-CG): the SpMV's bytes + 13 vectors (p.q: 2;
+update: x, p, r, q and the inverse diagonal read, x, r, z written: 8; p = z + beta p: 3).
+
+The run stops starting new items after --max-seconds; the headline items (SpMV of the first
+7-point size, CG iteration, solves) come first. A compact table is printed last; full numbers
+go to --json. Exit 2 without a GPU (cuda), 1 when a check fails or an item errors.
+"""
+
+import argparse
+import importlib
+import inspect
+import json
+import platform
+import statistics
+import sys
+import time
+from importlib import metadata
+from itertools import product
+from pathlib import Path
+
+import numpy as np
+import scipy
+import scipy.sparse as sp
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path[:0] = [str(ROOT), str(ROOT / "scripts")]
+
+import ceilings  # noqa: E402
+
+from solvers.backend import BackendError, get_backend  # noqa: E402
+from solvers.linalg import (  # noqa: E402
+    ConjugateGradient,
+    CsrMatrix,
+    SellMatrix,
+    StencilLaplacian,
+)
+from solvers.linalg.refinement import IterativeRefinement  # noqa: E402
+
+SIZES = {"default": "128,256", "small": "12,16"}
+RTOL = 1e-6
+TINY_RTOL = 1e-30  # fixed-iteration runs: never met
+REFINE_RTOL, REFINE_INNER_RTOL = 1e-10, 1e-4
+CHUNK = 20  # CG iterations per captured graph (ConjugateGradient's default)
+FIXED_ITERATIONS = {"cuda": (40, 240), "host": (20, 40)}  # multiples of CHUNK
+SPMV_LAUNCHES = 20  # launches per timed repeat, at least
+MAX_SETS = 16  # (x, y) pairs an SpMV cycles through, at most
+CG_VECTORS = 13  # vectors a fused Jacobi-CG iteration moves besides its SpMV
+SCIPY_LIMIT_S = 60.0  # SciPy CPU solves estimated longer than this are skipped
+TOLERANCE = {"fp32": 1e-5, "fp64": 1e-12}  # SpMV check: ||y - ref|| / ||ref||
+TARGET_SPMV, TARGET_CG, TARGET_MG_MS = 1.0, 4.0, 20.0  # the issue's expectations
+
+
+# -- device and libraries ----------------------------------------------------------------------
+
+class Device:
+    """What differs between the cuda and host runs: timing, synchronization, memory."""
+
+    def __init__(self, backend_name):
+        self.backend = get_backend(backend_name)
+        self.cuda = backend_name == "cuda"
+        self.cupy = importlib.import_module("cupy") if self.cuda else None
+
+    def seconds(self, fn, stream=None):
+        """Device time of fn(): CUDA events on `stream` (the backend's by default); the host
+        backend runs synchronously, so its clock is the host's."""
+        if not self.cuda:
+            start = time.perf_counter()
+            fn()
+            return time.perf_counter() - start
+        stream = stream or self.backend.stream
+        start, end = self.cupy.cuda.Event(), self.cupy.cuda.Event()
+        start.record(stream)
+        fn()
+        end.record(stream)
+        end.synchronize()
+        return self.cupy.cuda.get_elapsed_time(start, end) / 1e3
+
+    def median(self, fn, repeats, stream=None):
+        return statistics.median(self.seconds(fn, stream) for _ in range(repeats))
+
+    def synchronize(self):
+        """Wait for every stream (the backend's is non-blocking: it does not wait for CuPy's)."""
+        if self.cuda:
+            self.cupy.cuda.Device().synchronize()
+
+    def wall(self, fn):
+        """(host seconds, result) of fn() from an idle device to an idle device."""
+        self.synchronize()
+        start = time.perf_counter()
+        result = fn()
+        self.synchronize()
+        return time.perf_counter() - start, result
+
+    def free(self):
+        if self.cuda:
+            self.synchronize()
+            self.cupy.get_default_memory_pool().free_all_blocks()
+
+    def l2_bytes(self):
+        if not self.cuda:
+            return None
+        device = self.cupy.cuda.Device()
+        size = device.attributes.get("L2CacheSize")
+        if size is None:
+            size = self.cupy.cuda.runtime.getDeviceProperties(device.id).get("l2CacheSize")
+        return int(size or 0) or None
+
+
+class Library:
+    """A baseline's array library: CuPy + cupyx (cuSPARSE, cuBLAS) on the card, or NumPy +
+    SciPy on the CPU. Both run the same functions below."""
+
+    def __init__(self, gpu):
+        self.gpu = gpu
+        if gpu:
+            self.xp = importlib.import_module("cupy")
+            self.sparse = importlib.import_module("cupyx.scipy.sparse")
+            self.cusparse = importlib.import_module("cupyx.cusparse")
+            self.name = "cupyx"
+        else:
+            self.xp, self.sparse, self.cusparse, self.name = np, sp, None, "scipy"
+        self.linalg, self.missing = None, None
+        try:  # cupyx's solvers need cuBLAS on top of cuSPARSE
+            self.linalg = importlib.import_module(f"{self.sparse.__name__}.linalg")
+        except Exception as error:  # ImportError, or a CUDA library that fails to load
+            self.missing = f"{self.name} cg skipped: {type(error).__name__}: {error}"
+            return
+        # SciPy >= 1.12 and CuPy >= 14 call the tolerance rtol; older versions tol.
+        parameters = inspect.signature(self.linalg.cg).parameters
+        self.rtol_name = "rtol" if "rtol" in parameters else "tol"
+
+    @classmethod
+    def load(cls, gpu):
+        """(Library, notes): None for a library that cannot be imported, and why."""
+        try:
+            lib = cls(gpu)
+        except Exception as error:  # ImportError, or a CUDA library that fails to load
+            return None, [f"cupyx baselines skipped: {type(error).__name__}: {error}"]
+        return lib, [lib.missing] if lib.missing else []
+
+    def stream(self):
+        return self.xp.cuda.get_current_stream() if self.gpu else None
+
+    def matrix(self, a64, dtype):
+        """The matrix in the library's CSR, with int32 indices like ours (cupyx keeps the index
+        type it is given, and cuSPARSE is slower with int64)."""
+        host = sp.csr_matrix((a64.data.astype(dtype), a64.indices.astype(np.int32),
+                              a64.indptr.astype(np.int32)), shape=a64.shape)
+        return self.sparse.csr_matrix(host)
+
+    def array(self, host):
+        return self.xp.asarray(host)
+
+    def to_host(self, array):
+        return array.get() if self.gpu else np.asarray(array)
+
+    def jacobi(self, diagonal, dtype):
+        inverse = self.array((1.0 / diagonal).astype(dtype))
+        return self.linalg.LinearOperator((diagonal.size,) * 2, matvec=lambda r: inverse * r,
+                                          dtype=dtype)
+
+    def cg(self, a, b, rtol, maxiter, m, callback=None):
+        return self.linalg.cg(a, b, maxiter=maxiter, M=m, callback=callback,
+                              **{self.rtol_name: rtol})
+
+
+def load_multigrid():
+    """(GeometricMultigrid, None), or (None, why) while solvers.linalg.multigrid is not there."""
+    try:
+        module = importlib.import_module("solvers.linalg.multigrid")
+        return module.GeometricMultigrid, None
+    except Exception as error:  # ImportError, or a half-written module
+        return None, (f"multigrid rows skipped: solvers.linalg.multigrid not importable "
+                      f"({type(error).__name__}: {error})")
+
+
+# -- matrices ----------------------------------------------------------------------------------
+
+def grid_csr(shape, offsets, values):
+    """A float64 CSR matrix of a stencil on a 3D grid (x fastest): row c has the entry
+    values[j] at column c + offsets[j] for every neighbour inside the grid. Offsets (dx, dy,
+    dz) must come sorted by their linear offset, so that rows come out sorted; a value is a
+    number or an array over the rows. Direct to CSR: to_scipy's COO route is ~8x slower."""
+    nx, ny, nz = shape
+    n = nx * ny * nz
+    cell = np.arange(n)
+    index = (cell % nx, cell // nx % ny, cell // (nx * ny))
+    inside = np.ones((n, len(offsets)), bool)
+    columns = np.empty((n, len(offsets)), np.int32)
+    data = np.empty((n, len(offsets)))
+    for j, (offset, value) in enumerate(zip(offsets, values)):
+        for axis, d in enumerate(offset):
+            if d:
+                inside[:, j] &= (index[axis] + d >= 0) & (index[axis] + d < shape[axis])
+        columns[:, j] = cell + offset[0] + nx * (offset[1] + ny * offset[2])
+        data[:, j] = value
+    row_ptr = np.zeros(n + 1, np.int64)
+    np.cumsum(inside.sum(axis=1), out=row_ptr[1:])
+    return sp.csr_matrix((data[inside], columns[inside], row_ptr), shape=(n, n))
+
+
+_MATRICES = {}  # laplacian_7pt by grid: several items use each (14 s to build at 256^3)
+
+
+def laplacian_7pt(op):
+    """The matrix of a constant-coefficient (k = 1) Dirichlet StencilLaplacian (built once
+    per shape and spacing; do not modify it)."""
+    key = (op.shape, op.spacing)
+    if key not in _MATRICES:
+        w = [1.0 / h**2 for h in op.spacing]
+        offsets = [(0, 0, -1), (0, -1, 0), (-1, 0, 0), (0, 0, 0), (1, 0, 0), (0, 1, 0),
+                   (0, 0, 1)]
+        values = [-w[2], -w[1], -w[0], op.diagonal(), -w[0], -w[1], -w[2]]
+        _MATRICES[key] = grid_csr(op.shape, offsets, values)
+    return _MATRICES[key]
+
+
+def box_27pt(n):
+    """27-point pattern on n^3 cells: -1 to each neighbour, 26 on the diagonal (SPD)."""
+    offsets = [(dx, dy, dz) for dz, dy, dx in product((-1, 0, 1), repeat=3)]
+    return grid_csr((n, n, n), offsets, [26.0 if o == (0, 0, 0) else -1.0 for o in offsets])
+
+
+def irregular(rows, rng):
+    """Rows of 1 to 15 entries and 1% of rows of 256 (SELL's sorting case); columns within
+    1024 of the diagonal, one in eight anywhere (scattered reads of x); values U(-1, 1)."""
+    lengths = rng.integers(1, 16, rows)
+    lengths[rng.random(rows) < 0.01] = 256
+    row = np.repeat(np.arange(rows), lengths)
+    near = row + rng.integers(-1024, 1025, row.size)
+    column = np.where(rng.random(row.size) < 0.125, rng.integers(0, rows, row.size), near)
+    matrix = sp.csr_matrix((rng.uniform(-1, 1, row.size), (row, column % rows)),
+                           shape=(rows, rows))
+    matrix.sum_duplicates()
+    return matrix
+
+
+def stencil(dev, n, precision="fp32", coefficient=None):
+    return StencilLaplacian((n, n, n), (1.0 / n,) * 3, coefficient=coefficient,
+                            backend=dev.backend, precision=precision)
+
+
+def check_assembly(dev, n=6):
+    """laplacian_7pt equals StencilLaplacian.to_scipy (the reference the tests trust)."""
+    op = stencil(dev, n)
+    ours, theirs = laplacian_7pt(op), op.to_scipy()
+    difference = abs(ours - theirs).max() / abs(theirs).max()
+    return {"rel_difference": float(difference), "ok": bool(difference < 1e-14
+                                                              and ours.nnz == theirs.nnz)}
+
+
+# -- SpMV ----------------------------------------------------------------------------------------
+
+def spmv_bytes(rows, nnz, itemsize):
+    return nnz * (itemsize + 4) + (rows + 1) * 4 + 2 * rows * itemsize
+
+
+def set_count(dev, rows, itemsize, resident):
+    """(x, y) pairs to cycle through: enough that they and `resident` bytes (the matrix)
+    span 3x the L2 cache, so that repeats do not run from cache. One on the host."""
+    l2 = dev.l2_bytes()
+    if not l2:
+        return 1
+    need = max(0, 3 * l2 - resident)
+    return int(min(MAX_SETS, max(1, -(-need // (2 * rows * itemsize)))))
+
+
+def vector_pairs(dev, n, dtype, count, rng):
+    """`count` (x, y) device pairs: x random, y poisoned with NaN."""
+    pairs = []
+    for _ in range(count):
+        x = dev.backend.to_device(rng.uniform(-1, 1, n).astype(dtype))
+        y = dev.backend.empty((n,), dtype)
+        dev.backend.fill(y, np.nan)
+        pairs.append((x, y))
+    dev.synchronize()  # fill runs on CuPy's stream, the launches on the backend's
+    return pairs
+
+
+def time_launches(dev, launches, repeats):
+    """{'eager', 'graph'}: seconds per launch of `launches` called in turn, >= SPMV_LAUNCHES
+    of them per timed repeat, eagerly and replayed from one captured graph."""
+    rounds = -(-SPMV_LAUNCHES // len(launches))
+
+    def eager():
+        for _ in range(rounds):
+            for launch in launches:
+                launch()
+
+    count = rounds * len(launches)
+    eager()  # warm-up
+    graph = dev.backend.capture(eager)
+    graph.replay()
+    return {"eager": dev.median(eager, repeats) / count,
+            "graph": dev.median(graph.replay, repeats) / count}
+
+
+def check_spmv(dev, op, reference, rng):
+    """||y - ref|| / ||ref|| against SciPy in float64 on a fresh random x, and whether y was
+    written everywhere (it starts as NaN)."""
+    ((x, y),) = vector_pairs(dev, op.n, op.dtype, 1, rng)
+    op.bind(x, y)()
+    got = dev.backend.to_host(y).astype(np.float64)
+    return compare(got, reference @ dev.backend.to_host(x).astype(np.float64))
+
+
+def compare(got, want):
+    error = float(np.linalg.norm(got - want) / np.linalg.norm(want))
+    return {"rel_error": error, "written": bool(np.isfinite(got).all())}
+
+
+def bench_operator(dev, case, op, fmt, reference, nbytes, repeats, rng):
+    """One of our operators: check, then eager and graph times over rotating (x, y) pairs."""
+    precision = "fp32" if op.dtype == np.float32 else "fp64"
+    check = check_spmv(dev, op, reference, rng)
+    resident = getattr(op, "nbytes", 0)
+    pairs = vector_pairs(dev, op.n, op.dtype, set_count(dev, op.n, op.dtype.itemsize, resident),
+                         rng)
+    times = time_launches(dev, [op.bind(x, y) for x, y in pairs], repeats)
+    return {**case, "format": fmt, "precision": precision, "bytes": nbytes,
+            "threads_per_row": getattr(op, "threads_per_row", None),
+            "padding_ratio": getattr(op, "padding_ratio", None), "sets": len(pairs),
+            "eager_s": times["eager"], "graph_s": times["graph"], **check,
+            "ok": check["written"] and check["rel_error"] < TOLERANCE[precision]}
+
+
+def library_spmv_variants(lib, a, pairs):
+    """The baseline's SpMV calls: A @ x (allocates y) and, with cuSPARSE, spmv(A, x, y=y)
+    (y preallocated; cupyx still allocates the SpMV workspace from CuPy's pool every call)."""
+    variants = {"matmul": lambda: [a @ x for x, _ in pairs]}
+    if lib.cusparse is not None and lib.cusparse.check_availability("spmv"):
+        spmv = lib.cusparse.spmv
+        variants["spmv_y"] = lambda: [spmv(a, x, y=y) for x, y in pairs]
+    return variants
+
+
+def bench_library_spmv(dev, lib, case, a64, precision, repeats, rng):
+    """The baseline's SpMV on the same matrix: check, then each call variant, eager only."""
+    dtype = np.float32 if precision == "fp32" else np.float64
+    a = lib.matrix(a64, dtype)
+    x_check = rng.uniform(-1, 1, a64.shape[0]).astype(dtype)
+    check = compare(lib.to_host(a @ lib.array(x_check)).astype(np.float64),
+                    a64 @ x_check.astype(np.float64))
+    itemsize = np.dtype(dtype).itemsize
+    resident = a64.nnz * (itemsize + 4)
+    count = set_count(dev, a64.shape[0], itemsize, resident)
+    pairs = [(lib.array(rng.uniform(-1, 1, a64.shape[0]).astype(dtype)),
+              lib.xp.empty(a64.shape[0], dtype)) for _ in range(count)]
+    calls = -(-SPMV_LAUNCHES // count)
+    variants = {}
+    for name, once in library_spmv_variants(lib, a, pairs).items():
+        def run(once=once):
+            for _ in range(calls):
+                once()
+        run()  # warm-up: cuSPARSE handle, descriptors, pool blocks
+        dev.synchronize()
+        variants[name] = dev.median(run, repeats, lib.stream()) / (calls * count)
+    best = min(variants, key=variants.get)
+    return {**case, "format": "cusparse" if lib.gpu else "scipy", "precision": precision,
+            "bytes": spmv_bytes(a64.shape[0], a64.nnz, itemsize), "sets": count,
+            "eager_s": variants[best], "graph_s": None, "variant": best, "variants": variants,
+            **check, "ok": check["written"] and check["rel_error"] < TOLERANCE[precision]}
+
+
+def spmv_case(dev, lib, label, a64, ops, repeats, rng):
+    """Every format on one matrix: CSR fp32 and fp64, SELL fp32, the given stencil operators
+    (format name -> (operator, bytes, reference matrix)), and the baseline."""
+    case = {"case": label, "rows": a64.shape[0], "nnz": a64.nnz}
+    rows = []
+    for precision in ("fp32", "fp64"):
+        csr = CsrMatrix.from_scipy(a64, backend=dev.backend, precision=precision)
+        nbytes = spmv_bytes(csr.n, csr.nnz, csr.dtype.itemsize)
+        rows.append(bench_operator(dev, case, csr, "csr", a64, nbytes, repeats, rng))
+        if precision == "fp32":
+            sell = SellMatrix.from_csr(csr)
+            rows.append(bench_operator(dev, case, sell, "sell", a64, nbytes, repeats, rng))
+            del sell
+        del csr
+        dev.free()
+    for fmt, (op, nbytes, reference) in ops.items():
+        rows.append(bench_operator(dev, case, op, fmt, reference, nbytes, repeats, rng))
+    if lib is not None:
+        baselines = [bench_library_spmv(dev, lib, case, a64, p, repeats, rng)
+                     for p in ("fp32", "fp64")]
+        dev.free()
+        compare_to_baseline(rows, baselines)
+        rows += baselines
+    return rows
+
+
+def compare_to_baseline(rows, baselines):
+    """x_baseline: the baseline's time over ours (same matrix and precision), per mode."""
+    by_precision = {b["precision"]: b for b in baselines}
+    for row in rows:
+        if row["format"] == "stencil-var":  # another matrix (variable k): no like-for-like
+            continue
+        base = by_precision[row["precision"]]
+        row["baseline"] = base["format"]
+        row["x_baseline_eager"] = base["eager_s"] / row["eager_s"]
+        row["x_baseline_graph"] = base["eager_s"] / row["graph_s"]
+
+
+def spmv_7pt(dev, lib, n, repeats, rng, variable):
+    """The 7-point matrix of size n: CSR, SELL, the stencil, and (when `variable`) the
+    variable-coefficient stencil (timed and checked against its own to_scipy)."""
+    op = stencil(dev, n)
+    a64 = laplacian_7pt(op)
+    ops = {"stencil": (op, 2 * op.n * 4, a64)}
+    if variable:
+        coefficient = np.exp(rng.uniform(-1, 1, (n, n, n)))
+        var = stencil(dev, n, coefficient=coefficient)
+        ops["stencil-var"] = (var, 3 * var.n * 4, var.to_scipy())
+    return spmv_case(dev, lib, f"7pt {n}^3", a64, ops, repeats, rng)
+
+
+def add_spmv_rates(rows, copy_gbs):
+    """GB/s (graph replay, else eager), fraction of the copy bandwidth, GFLOP/s."""
+    for row in rows:
+        seconds = row["graph_s"] or row["eager_s"]
+        row["gbs"] = row["bytes"] / seconds / 1e9
+        row["frac_copy"] = row["gbs"] / copy_gbs if copy_gbs else None
+        row["gflops"] = 2 * row["nnz"] / seconds / 1e9
+
+
+# -- CG iteration ------------------------------------------------------------------------------
+
+def ours_fixed(dev, op, b, counts, repeats):
+    """Seconds of a Jacobi-CG solve of exactly `count` iterations (rtol never met), per count:
+    start, chunks of CHUNK iterations from one graph with a status read between chunks, and
+    the final true residual."""
+    solver = ConjugateGradient(op, "jacobi", rtol=TINY_RTOL, maxiter=CHUNK, chunk=CHUNK)
+    solver.solve(b)  # warm-up: compiles, captures the chunk, writes b
+    out = {}
+    for count in counts:
+        solver.maxiter = count
+        times = []
+        for _ in range(repeats):
+            dev.backend.fill(solver.x, 0)
+            seconds, (_, info) = dev.wall(solver.solve_in_place)
+            times.append(seconds)
+        if info.iterations != count or info.status != "maxiter":
+            raise RuntimeError(f"fixed-iteration CG ran {info.iterations} iterations "
+                               f"({info.status}), expected {count}")
+        out[count] = statistics.median(times)
+    return out
+
+
+def library_fixed(dev, lib, a64, b, counts, repeats):
+    """The same for the baseline's cg (Jacobi via a LinearOperator, fp32)."""
+    a, rhs = lib.matrix(a64, np.float32), lib.array(b.astype(np.float32))
+    m = lib.jacobi(a64.diagonal(), np.float32)
+    lib.cg(a, rhs, TINY_RTOL, 2, m)  # warm-up
+    out = {}
+    for count in counts:
+        out[count] = statistics.median(
+            dev.wall(lambda c=count: lib.cg(a, rhs, TINY_RTOL, c, m))[0]
+            for _ in range(repeats))
+    return out
+
+
+def iteration_row(impl, times, spmv_bytes_, n):
+    """Seconds per iteration from two fixed counts (the difference cancels the start and
+    the final residual), and bytes per iteration for ours."""
+    (c1, t1), (c2, t2) = sorted(times.items())
+    per = (t2 - t1) / (c2 - c1)
+    row = {"impl": impl, "counts": [c1, c2], "seconds": [t1, t2], "s_per_iter": per,
+           "s_per_iter_whole": t2 / c2}
+    if spmv_bytes_ is not None:
+        row["bytes_per_iter"] = spmv_bytes_ + CG_VECTORS * n * 4
+        row["gbs"] = row["bytes_per_iter"] / per / 1e9
+    return row
+
+
+def bench_cg_iteration(dev, lib, n, repeats, rng):
+    """Jacobi-CG time per iteration on the 7-point matrix of n^3, fp32: ours on the stencil
+    and on CSR, and the baseline's cg on the same CSR matrix."""
+    counts = FIXED_ITERATIONS[dev.backend.name]
+    op = stencil(dev, n)
+    a64 = laplacian_7pt(op)
+    csr = CsrMatrix.from_scipy(a64, backend=dev.backend, precision="fp32")
+    b = rng.uniform(-1, 1, op.n)
+    rows = [iteration_row("ours stencil", ours_fixed(dev, op, b, counts, repeats),
+                          2 * op.n * 4, op.n),
+            iteration_row("ours csr", ours_fixed(dev, csr, b, counts, repeats),
+                          spmv_bytes(csr.n, csr.nnz, 4), op.n)]
+    if lib is not None and lib.linalg is not None:
+        rows.append(iteration_row(f"{lib.name} csr",
+                                  library_fixed(dev, lib, a64, b, counts, repeats), None, op.n))
+        for row in rows:
+            row["x_baseline"] = rows[-1]["s_per_iter"] / row["s_per_iter"]
+    for row in rows:
+        row.update(n=n, unknowns=op.n)
+    return rows
+
+
+# -- solves --------------------------------------------------------------------------------------
+
+def ours_solve(dev, label, make_solver, b, repeats):
+    """Setup, first solve (compiles, captures, writes b) and the median of timed solves
+    from x = 0 with b already on the device."""
+    setup, solver = dev.wall(make_solver)
+    first, (_, info) = dev.wall(lambda: solver.solve(b))
+    times = []
+    for _ in range(repeats if first < 2.0 else 1):
+        dev.backend.fill(solver.x, 0)
+        seconds, (_, info) = dev.wall(solver.solve_in_place)
+        times.append(seconds)
+    return {"impl": label, "seconds": statistics.median(times), "repeats": len(times),
+            "setup_s": setup, "first_solve_s": first, "iterations": info.iterations,
+            "residual": info.residual, "status": info.status}
+
+
+def library_solve(dev, lib, label, a64, b, maxiter):
+    """The baseline's Jacobi-CG to RTOL in fp32 after a 2-iteration warm-up: the median of up
+    to 3 solves (fewer once they add up to 2 s); iterations by callback, the true residual in
+    float64 on the host."""
+    a, rhs = lib.matrix(a64, np.float32), lib.array(b.astype(np.float32))
+    m = lib.jacobi(a64.diagonal(), np.float32)
+    lib.cg(a, rhs, RTOL, 2, m)
+    count = [0]
+
+    def callback(_):
+        count[0] += 1
+
+    def solve():
+        count[0] = 0
+        return lib.cg(a, rhs, RTOL, maxiter, m, callback)
+
+    times = []
+    while len(times) < 3 and sum(times) < 2.0:
+        seconds, (x, _) = dev.wall(solve)
+        times.append(seconds)
+    x = lib.to_host(x).astype(np.float64)
+    residual = float(np.linalg.norm(b - a64 @ x) / np.linalg.norm(b))
+    status = "converged" if residual <= 10 * RTOL else (
+        "maxiter" if count[0] >= maxiter else "stalled")
+    return {"impl": label, "seconds": statistics.median(times), "repeats": len(times),
+            "iterations": count[0],
+            "residual": residual, "status": status}
+
+
+def scipy_estimate(cpu, a64, b, iterations):
+    """Seconds a SciPy solve of `iterations` would take, from a timed 5-iteration run."""
+    a, m = cpu.matrix(a64, np.float32), cpu.jacobi(a64.diagonal(), np.float32)
+    start = time.perf_counter()
+    cpu.cg(a, b.astype(np.float32), TINY_RTOL, 5, m)
+    return (time.perf_counter() - start) / 5 * iterations
+
+
+def attempt(report, label, fn):
+    """fn(), or None with the error in the report (the other rows of the item still count)."""
+    try:
+        return fn()
+    except Exception as error:  # e.g. a multigrid still being written, a cuBLAS load
+        report["errors"].append(f"{label}: {type(error).__name__}: {error}")
+        return None
+
+
+def bench_solves(dev, libs, mg, n, repeats, rng, report, deadline):
+    """Time to RTOL on the 7-point Poisson problem of n^3 (fp32, random rhs): ours with
+    Jacobi and with multigrid, the cupyx baseline, and SciPy on the CPU. Rows go straight
+    into report['solves']."""
+    op = stencil(dev, n)
+    b = rng.uniform(-1, 1, op.n)
+
+    def add(row):
+        if row is not None:
+            row.update(n=n, unknowns=op.n)
+            report["solves"].append(row)
+        return row
+
+    jacobi = add(ours_solve(dev, "jacobi-cg", lambda: ConjugateGradient(op, "jacobi", rtol=RTOL),
+                            b, repeats))
+    if mg is not None:
+        add(attempt(report, f"mg-pcg {n}^3", lambda: ours_solve(
+            dev, "mg-pcg", lambda: ConjugateGradient(op, preconditioner=mg(op), rtol=RTOL), b,
+            repeats)))
+    dev.free()
+    # The baselines run Jacobi-CG too: cap them at twice our iterations, and skip SciPy when
+    # its estimate is over SCIPY_LIMIT_S or the time left.
+    maxiter = 2 * jacobi["iterations"] + 50
+    a64 = laplacian_7pt(op)
+    gpu, cpu = libs
+    if gpu is not None and gpu.linalg is not None:
+        add(attempt(report, f"cupyx cg {n}^3",
+                    lambda: library_solve(dev, gpu, "cupyx cg", a64, b, maxiter)))
+        dev.free()
+    estimate = scipy_estimate(cpu, a64, b, jacobi["iterations"])
+    limit = min(SCIPY_LIMIT_S, deadline - time.perf_counter())
+    if estimate > limit:
+        report["skipped"].append(f"scipy cg (cpu) {n}^3: estimated {estimate:.1f} s "
+                                 f"(> {limit:.1f} s)")
+    else:
+        add(library_solve(dev, cpu, "scipy cg (cpu)", a64, b, maxiter))
+
+
+def bench_refinement(dev, mg, n, rng):
+    """IterativeRefinement to REFINE_RTOL: fp64 residuals around an fp32 inner solve to
+    REFINE_INNER_RTOL (multigrid-PCG when there is one, else Jacobi-CG). Timed: the second
+    solve (the first compiles and captures), including its host-to-device copy of b."""
+    op32, op64 = stencil(dev, n), stencil(dev, n, "fp64")
+    inner_name = "mg-pcg" if mg is not None else "jacobi-cg"
+    preconditioner = mg(op32) if mg is not None else "jacobi"
+    inner = ConjugateGradient(op32, preconditioner=preconditioner, rtol=REFINE_INNER_RTOL)
+    refine = IterativeRefinement(op64, inner)
+    b = rng.uniform(-1, 1, op64.n)
+    refine.solve(b, rtol=REFINE_RTOL)
+    seconds, (_, info) = dev.wall(lambda: refine.solve(b, rtol=REFINE_RTOL))
+    return {"n": n, "unknowns": op64.n, "inner": inner_name, "inner_rtol": REFINE_INNER_RTOL,
+            "rtol": REFINE_RTOL, "seconds": seconds, "outer_iterations": info.outer_iterations,
+            "inner_iterations": info.inner_iterations, "residual": info.residual,
+            "converged": info.converged}
+
+
+# -- the run -------------------------------------------------------------------------------------
+
+def versions(dev):
+    out = {"python": platform.python_version(), "numpy": np.__version__,
+           "scipy": scipy.__version__}
+    try:
+        out["solvers"] = metadata.version("solvers")
+    except metadata.PackageNotFoundError:
+        out["solvers"] = None
+    if dev.cuda:
+        out["cupy"] = dev.cupy.__version__
+        out["nvrtc"] = ".".join(map(str, dev.cupy.cuda.nvrtc.getVersion()))
+    return out
+
+
+NOTES = [
+    "SpMV bytes: values + int32 column indices (nnz each) + int32 row pointers (rows + 1) + "
+    "x + y, the same for CSR, SELL and cuSPARSE; stencil: x + y (+ 1/k per cell when "
+    "variable). FLOPs: 2 per nonzero. CG iteration bytes: the SpMV's + 13 vectors.",
+    "cuSPARSE via cupyx: 'matmul' is A @ x (allocates y from CuPy's pool and zero-fills it "
+    "every call); 'spmv_y' is cupyx.cusparse.spmv(A, x, y=y) (y preallocated, but cupyx "
+    "allocates the SpMV workspace and creates descriptors every call: its API cannot take "
+    "them); neither is captured in a graph. The faster is reported.",
+    "x_baseline: the baseline's eager time over ours, eager or graph replay; GB/s from the "
+    "graph replay (the baseline: eager).",
+    "CG iteration: (t(N2) - t(N1)) / (N2 - N1) over fixed-iteration solves (rtol 1e-30), "
+    "host clock from idle to idle; ours reads its status every 20 iterations, cupyx's cg "
+    "reads the residual norm every iteration and allocates its vectors from the pool.",
+    "Solves: fp32, rhs U(-1, 1), ||b - A x|| <= 1e-6 ||b|| (the unpreconditioned residual in "
+    "every solver); Jacobi for cupyx and SciPy through a LinearOperator; 'residual' is the "
+    "true one in double. Ours are timed from b on the device; the baselines' from b in their "
+    "own arrays.",
+]
+
+
+def make_plan(sizes):
+    """(section, size) in run order: the headline items first."""
+    first = sizes[0]
+    plan = [("spmv-7pt", first), ("cg-iteration", first)]
+    plan += [("solve", n) for n in sizes]
+    plan += [("refinement", first)]
+    plan += [("spmv-7pt", n) for n in sizes[1:]]
+    plan += [("spmv-27pt", first), ("spmv-irregular", first)]
+    return plan
+
+
+def run_item(dev, libs, mg, section, n, args, report, deadline):
+    """One planned item: its rows go into the report."""
+    rng = np.random.default_rng(n)
+    gpu, cpu = libs
+    # Host runs compare SpMV and the CG iteration with SciPy; cuda runs with cupyx only.
+    baseline = gpu if dev.cuda else cpu
+    if section == "spmv-7pt":
+        report["spmv"] += spmv_7pt(dev, baseline, n, args.repeats, rng, n == args.grids[0])
+    elif section == "spmv-27pt":
+        report["spmv"] += spmv_case(dev, baseline, f"27pt {n}^3", box_27pt(n), {},
+                                    args.repeats, rng)
+    elif section == "spmv-irregular":
+        report["spmv"] += spmv_case(dev, baseline, f"irregular {n ** 3}", irregular(n**3, rng),
+                                    {}, args.repeats, rng)
+    elif section == "cg-iteration":
+        report["cg_iteration"] += bench_cg_iteration(dev, baseline, n, min(args.repeats, 5), rng)
+    elif section == "solve":
+        bench_solves(dev, (gpu, cpu), mg, n, min(args.repeats, 3), rng, report, deadline)
+    elif section == "refinement":
+        report["refinement"].append(bench_refinement(dev, mg, n, rng))
+    dev.free()
+
+
+def run(args):
+    start = time.perf_counter()
+    deadline = start + args.max_seconds
+    dev = Device(args.backend)
+    gpu, why = Library.load(True) if dev.cuda else (None, [])
+    cpu = Library(False)
+    mg, mg_why = load_multigrid()
+    copy = ceilings.copy_bandwidth() if dev.cuda else None
+    report = {"card": dev.backend.describe(), "versions": versions(dev),
+              "ceilings": {"copy": copy}, "sizes": args.grids, "rtol": RTOL,
+              "checks": {"assembly_7pt": check_assembly(dev)}, "notes": NOTES,
+              "spmv": [], "cg_iteration": [], "solves": [], "refinement": [],
+              "skipped": why + ([mg_why] if mg_why else []), "errors": []}
+    for section, n in make_plan(args.grids):
+        if time.perf_counter() > deadline:
+            report["skipped"].append(f"{section} {n}^3: --max-seconds reached")
+            continue
+        print(f"bench_linalg: {section} {n}^3 ({time.perf_counter() - start:.0f} s)",
+              file=sys.stderr, flush=True)
+        try:
+            run_item(dev, (gpu, cpu), mg, section, n, args, report, deadline)
+        except Exception as error:  # report and go on: one broken item must not lose the rest
+            report["errors"].append(f"{section} {n}^3: {type(error).__name__}: {error}")
+            dev.free()
+    add_spmv_rates(report["spmv"], copy["gbs"] if copy else None)
+    report["expectations"] = expectations(report, dev.cuda)
+    report["wall_seconds"] = time.perf_counter() - start
+    return report
+
+
+# -- report ------------------------------------------------------------------------------------
+
+def verdict(ok):
+    return "PASS" if ok else "MISS"
+
+
+def spmv_expectations(report):
+    """Per matrix and precision: ours (graph replay) against cuSPARSE, every format."""
+    out, groups = [], {}
+    for row in report["spmv"]:
+        if row.get("baseline") == "cusparse":
+            groups.setdefault((row["case"], row["precision"]), []).append(row)
+    for (case, precision), rows in groups.items():
+        worst = min(r["x_baseline_graph"] for r in rows)
+        ratios = " ".join(f"{r['format']} {r['x_baseline_graph']:.2f}x "
+                          f"({r['x_baseline_eager']:.2f}x eager)" for r in rows)
+        out.append(f"SpMV {case} {precision} vs cuSPARSE (>= {TARGET_SPMV:g}x, graph): "
+                   f"{ratios} {verdict(worst >= TARGET_SPMV)}")
+    return out or ["SpMV vs cuSPARSE: not measured"]
+
+
+def cg_expectation(report):
+    rows = {r["impl"]: r for r in report["cg_iteration"]}
+    if "ours csr" not in rows or "cupyx csr" not in rows:
+        return "CG iteration vs cupyx cg: not measured"
+    csr, n = rows["ours csr"], rows["ours csr"]["n"]
+    stencil_x = rows.get("ours stencil", {}).get("x_baseline", float("nan"))
+    return (f"CG iteration {n}^3 vs cupyx cg (>= {TARGET_CG:g}x): csr "
+            f"{csr['x_baseline']:.1f}x, stencil {stencil_x:.1f}x "
+            f"{verdict(csr['x_baseline'] >= TARGET_CG)}")
+
+
+def mg_expectation(report):
+    rows = [r for r in report["solves"] if r["impl"] == "mg-pcg" and r["n"] == 128]
+    if not rows:
+        return "mg-pcg 128^3 to 1e-6: not measured"
+    ms = 1e3 * rows[0]["seconds"]
+    ok = ms < TARGET_MG_MS and rows[0]["status"] == "converged"
+    return f"mg-pcg 128^3 to 1e-6 (< {TARGET_MG_MS:g} ms): {ms:.1f} ms {verdict(ok)}"
+
+
+def expectations(report, cuda):
+    if not cuda:
+        return ["not judged: the issue's expectations are for the GPU"]
+    return spmv_expectations(report) + [cg_expectation(report), mg_expectation(report)]
+
+
+def fmt(value, spec, scale=None):
+    if value is None:
+        return "-"
+    return format(value if scale is None else scale * value, spec)
+
+
+def spmv_table(report):
+    lines = [f"{'SpMV':18} {'rows':>9} {'nnz':>10} {'format':11} {'prec':4} {'tpr':>3} "
+             f"{'graph ms':>9} {'eager ms':>9} {'GB/s':>7} {'%copy':>6} {'GFLOP/s':>8} "
+             f"{'xbase g/e':>11} {'err':>8}"]
+    for r in report["spmv"]:
+        base = (f"{r['x_baseline_graph']:.2f}/{r['x_baseline_eager']:.2f}"
+                if "x_baseline_eager" in r else "")
+        lines.append(
+            f"{r['case']:18} {r['rows']:9d} {r['nnz']:10d} {r['format']:11} "
+            f"{r['precision']:4} {fmt(r.get('threads_per_row'), 'd'):>3} "
+            f"{fmt(r['graph_s'], '.4f', 1e3):>9} {fmt(r['eager_s'], '.4f', 1e3):>9} "
+            f"{r['gbs']:7.1f} {fmt(r['frac_copy'], '.1%'):>6} {r['gflops']:8.1f} {base:>11} "
+            f"{r['rel_error']:8.1e}{'' if r['ok'] else ' FAILED'}")
+    return lines
+
+
+def cg_table(report):
+    lines = [f"{'CG iteration (Jacobi, fp32)':28} {'unknowns':>9} {'ms/iter':>9} "
+             f"{'ms/iter all':>11} {'GB/s':>7} {'x base':>7}"]
+    for r in report["cg_iteration"]:
+        lines.append(f"{r['impl']:28} {r['unknowns']:9d} {1e3 * r['s_per_iter']:9.4f} "
+                     f"{1e3 * r['s_per_iter_whole']:11.4f} {fmt(r.get('gbs'), '.1f'):>7} "
+                     f"{fmt(r.get('x_baseline'), '.1f'):>6}x")
+    return lines
+
+
+def solve_table(report):
+    lines = [f"{'Solve to 1e-6 (7pt Poisson, fp32)':34} {'iters':>6} {'ms':>10} "
+             f"{'setup ms':>9} {'residual':>9} status"]
+    for r in report["solves"]:
+        lines.append(f"{r['n']:>4}^3 {r['impl']:28} {r['iterations']:6d} "
+                     f"{1e3 * r['seconds']:10.2f} {fmt(r.get('setup_s'), '.1f', 1e3):>9} "
+                     f"{r['residual']:9.1e} {r['status']}")
+    for r in report["refinement"]:
+        lines.append(f"refinement {r['n']}^3 to {r['rtol']:g} ({r['inner']} inner rtol "
+                     f"{r['inner_rtol']:g}): {1e3 * r['seconds']:.2f} ms, "
+                     f"{r['outer_iterations']} outer / {r['inner_iterations']} inner "
+                     f"iterations, residual {r['residual']:.1e} "
+                     f"{'converged' if r['converged'] else 'NOT CONVERGED'}")
+    return lines
+
+
+def table(report):
+    """The compact summary printed last."""
+    card, copy = report["card"], report["ceilings"]["copy"]
+    bandwidth = f"copy {copy['gbs']:.0f} GB/s (measured)" if copy else "copy bandwidth not measured"
+    lines = [f"solvers.linalg on {card['device']} ({card['backend']}); {bandwidth}"]
+    lines += spmv_table(report) + cg_table(report) + solve_table(report)
+    assembly = report["checks"]["assembly_7pt"]
+    lines.append(f"check: 7pt CSR assembly vs StencilLaplacian.to_scipy "
+                 f"{assembly['rel_difference']:.1e} {'ok' if assembly['ok'] else 'FAILED'}")
+    lines += [f"expect: {e}" for e in report["expectations"]]
+    lines += [f"skipped: {s}" for s in report["skipped"]]
+    lines += [f"ERROR: {e}" for e in report["errors"]]
+    return "\n".join(lines)
+
+
+def all_ok(report):
+    return (report["checks"]["assembly_7pt"]["ok"] and not report["errors"]
+            and all(r["ok"] for r in report["spmv"]))
+
+
+def parse_args(argv):
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--backend", choices=("cuda", "host"), default="cuda")
+    p.add_argument("--sizes", default="default",
+                   help="comma-separated n of n^3 grids, or 'default' (128,256) or 'small' "
+                        "(12,16: the smoke test)")
+    p.add_argument("--json", default="bench_linalg.json")
+    p.add_argument("--repeats", type=int, default=None, help="default 7 cuda, 3 host")
+    p.add_argument("--max-seconds", type=float, default=200,
+                   help="start no new item once the script has run this long")
+    args = p.parse_args(argv)
+    args.grids = [int(s) for s in SIZES.get(args.sizes, args.sizes).split(",")]
+    if min(args.grids) < 3:
+        p.error("sizes must be at least 3")
+    args.repeats = args.repeats or (7 if args.backend == "cuda" else 3)
+    return args
+
+
+def require_gpu():
+    try:
+        import cupy
+        ok = cupy.cuda.is_available()
+    except Exception:  # ImportError, or a CUDA library that fails to load
+        ok = False
+    if not ok:
+        print("bench_linalg: no CUDA GPU available (cupy.cuda.is_available() is False); "
+              "use --backend host --sizes small for a CPU smoke test", file=sys.stderr)
+        sys.exit(2)
+
+
+def main(argv=None):
+    args = parse_args(argv)
+    if args.backend == "cuda":
+        require_gpu()
+    try:
+        report = run(args)
+    except BackendError as error:
+        print(f"bench_linalg: {error}", file=sys.stderr)
+        return 2
+    Path(args.json).write_text(json.dumps(report, indent=2, default=json_default))
+    print(table(report))
+    print(f"full results: {args.json} ({report['wall_seconds']:.0f} s)")
+    return 0 if all_ok(report) else 1
+
+
+def json_default(value):
+    """NumPy scalars as Python numbers; anything else as its text."""
+    return value.item() if hasattr(value, "item") else str(value)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
