@@ -27,15 +27,7 @@
 // polynomial before and after the coarse correction) is a symmetric operator.
 #include "prelude.h"
 
-#if VARIABLE
-DEVICE real face_coef(real ra, real rb) { return R(2) / (ra + rb); }
-DEVICE real wall_coef(real rc) { return R(1) / rc; }
-#define INV_COEF(c) inv_coef[c]
-#else
-DEVICE real face_coef(real, real) { return R(1); }
-DEVICE real wall_coef(real) { return R(1); }
-#define INV_COEF(c) R(1)
-#endif
+#include "stencil_coef.h"
 
 #define COARSE_MAX 1024  // most cells mg_coarse_solve holds in shared memory
 

@@ -18,17 +18,7 @@
 // CUDA's limits on gridDim.y and gridDim.z (65535).
 #include "prelude.h"
 
-#if VARIABLE
-// Coefficient of the face between cells with inverse coefficients ra and rb.
-DEVICE real face_coef(real ra, real rb) { return R(2) / (ra + rb); }
-// Coefficient of a boundary face: the cell's own.
-DEVICE real wall_coef(real rc) { return R(1) / rc; }
-#define INV_COEF(c) inv_coef[c]
-#else
-DEVICE real face_coef(real, real) { return R(1); }
-DEVICE real wall_coef(real) { return R(1); }
-#define INV_COEF(c) R(1)
-#endif
+#include "stencil_coef.h"
 
 // Contribution of one face of the cell (value xc, inverse coefficient rc) to its row: through
 // the neighbour n when `inside`, else through boundary side `side`.

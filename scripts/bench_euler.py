@@ -28,6 +28,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT), str(ROOT / "scripts")]
 
 import ceilings  # noqa: E402
+import devicetime  # noqa: E402
 from euler_unfused import UnfusedEuler  # noqa: E402
 
 from solvers.backend import BackendError, get_backend  # noqa: E402
@@ -96,19 +97,7 @@ class Device:
             self.cupy, self.xp, self.pool = None, np, None
 
     def seconds(self, fn, stream=None):
-        """Time of fn() on the device: CUDA events on `stream` (the backend's by default);
-        the host backend runs synchronously, so its clock is the host's."""
-        if not self.cuda:
-            start = time.perf_counter()
-            fn()
-            return time.perf_counter() - start
-        stream = stream or self.backend.stream
-        start, end = self.cupy.cuda.Event(), self.cupy.cuda.Event()
-        start.record(stream)
-        fn()
-        end.record(stream)
-        end.synchronize()
-        return self.cupy.cuda.get_elapsed_time(start, end) / 1e3
+        return devicetime.seconds(self.backend, fn, stream)
 
     def used_bytes(self):
         return self.pool.used_bytes() if self.cuda else None

@@ -52,6 +52,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT), str(ROOT / "scripts")]
 
 import ceilings  # noqa: E402
+import devicetime  # noqa: E402
 
 from solvers.backend import BackendError, get_backend  # noqa: E402
 from solvers.linalg import (  # noqa: E402
@@ -87,22 +88,10 @@ class Device:
         self.cupy = importlib.import_module("cupy") if self.cuda else None
 
     def seconds(self, fn, stream=None):
-        """Device time of fn(): CUDA events on `stream` (the backend's by default); the host
-        backend runs synchronously, so its clock is the host's."""
-        if not self.cuda:
-            start = time.perf_counter()
-            fn()
-            return time.perf_counter() - start
-        stream = stream or self.backend.stream
-        start, end = self.cupy.cuda.Event(), self.cupy.cuda.Event()
-        start.record(stream)
-        fn()
-        end.record(stream)
-        end.synchronize()
-        return self.cupy.cuda.get_elapsed_time(start, end) / 1e3
+        return devicetime.seconds(self.backend, fn, stream)
 
     def median(self, fn, repeats, stream=None):
-        return statistics.median(self.seconds(fn, stream) for _ in range(repeats))
+        return devicetime.median(self.backend, fn, repeats, stream)
 
     def synchronize(self):
         """Wait for every stream (the backend's is non-blocking: it does not wait for CuPy's)."""

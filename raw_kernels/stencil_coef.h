@@ -1,0 +1,17 @@
+// Face coefficients of the cell-centred Laplacian -div(k grad u), shared by the operator
+// (stencil.cu) and the multigrid cycle (multigrid.cu).
+//   VARIABLE 0: constant k, folded into the axis weights by the host.
+//   VARIABLE 1: k per cell, passed as its inverse r = 1 / k; the face between cells a and b
+//               has the harmonic mean 2 / (r_a + r_b) (no overflow for large k, the same bits
+//               from either side), a boundary face the cell's own k.
+#pragma once
+
+#if VARIABLE
+DEVICE real face_coef(real ra, real rb) { return R(2) / (ra + rb); }
+DEVICE real wall_coef(real rc) { return R(1) / rc; }
+#define INV_COEF(c) inv_coef[c]
+#else
+DEVICE real face_coef(real, real) { return R(1); }
+DEVICE real wall_coef(real) { return R(1); }
+#define INV_COEF(c) R(1)
+#endif
