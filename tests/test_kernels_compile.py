@@ -14,10 +14,11 @@ from solvers.backend.cuda import NVRTC_FLAGS
 from solvers.backend.host import CXX_FLAGS, compiler, launcher_source
 from solvers.backend.source import define_flags, kernel_dir, load_source, parse_signatures
 from solvers.fv import euler
-from solvers.linalg import csr, krylov, multigrid, refinement, stencil
+from solvers.linalg import amg, csr, krylov, multigrid, refinement, stencil
 
 # Each source with every set of defines it is compiled with.
 VARIANTS = {
+    "amg.cu": list(amg.kernel_variants()),
     "control.cu": [{}],
     "euler.cu": list(euler.kernel_variants()),
     "krylov.cu": list(krylov.kernel_variants()),

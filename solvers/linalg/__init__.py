@@ -1,6 +1,7 @@
 """Sparse linear algebra on the device: operators (CSR and SELL-C-sigma matrices, matrix-free
 stencils) and Krylov solvers whose whole iteration replays from a CUDA graph."""
 
+from .amg import AlgebraicMultigrid
 from .csr import CsrMatrix
 from .krylov import BiCGStab, ConjugateGradient, SolveInfo
 from .multigrid import GeometricMultigrid
@@ -8,5 +9,5 @@ from .operator import LinearOperator
 from .sell import SellMatrix
 from .stencil import StencilLaplacian
 
-__all__ = ["BiCGStab", "ConjugateGradient", "CsrMatrix", "GeometricMultigrid", "LinearOperator",
-           "SellMatrix", "SolveInfo", "StencilLaplacian"]
+__all__ = ["AlgebraicMultigrid", "BiCGStab", "ConjugateGradient", "CsrMatrix",
+           "GeometricMultigrid", "LinearOperator", "SellMatrix", "SolveInfo", "StencilLaplacian"]
