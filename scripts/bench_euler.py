@@ -252,18 +252,6 @@ def parse_args(argv):
     return p.parse_args(argv)
 
 
-def require_gpu():
-    try:
-        import cupy
-        ok = cupy.cuda.is_available()
-    except Exception:  # ImportError, or a CUDA library that fails to load
-        ok = False
-    if not ok:
-        print("bench_euler: no CUDA GPU available (cupy.cuda.is_available() is False); "
-              "use --backend host for a CPU smoke test", file=sys.stderr)
-        sys.exit(2)
-
-
 def run(args):
     start = time.perf_counter()
     dev = Device(args.backend)
@@ -382,7 +370,7 @@ def targets(report):
 def main(argv=None):
     args = parse_args(argv)
     if args.backend == "cuda":
-        require_gpu()
+        devicetime.require_gpu("bench_euler", "--backend host")
     try:
         report = run(args)
     except BackendError as error:

@@ -859,22 +859,10 @@ def parse_args(argv):
     return args
 
 
-def require_gpu():
-    try:
-        import cupy
-        ok = cupy.cuda.is_available()
-    except Exception:  # ImportError, or a CUDA library that fails to load
-        ok = False
-    if not ok:
-        print("bench_linalg: no CUDA GPU available (cupy.cuda.is_available() is False); "
-              "use --backend host --sizes small for a CPU smoke test", file=sys.stderr)
-        sys.exit(2)
-
-
 def main(argv=None):
     args = parse_args(argv)
     if args.backend == "cuda":
-        require_gpu()
+        devicetime.require_gpu("bench_linalg", "--backend host --sizes small")
     try:
         report = run(args)
     except BackendError as error:

@@ -2,7 +2,21 @@
 stream on cuda; the host backend runs synchronously, so there the host clock is the device's."""
 
 import statistics
+import sys
 import time
+
+
+def require_gpu(script, smoke_test):
+    """Exit with status 2 and one line when CuPy sees no GPU."""
+    try:
+        import cupy
+        ok = cupy.cuda.is_available()
+    except Exception:  # ImportError, or a CUDA library that fails to load
+        ok = False
+    if not ok:
+        print(f"{script}: no CUDA GPU available (cupy.cuda.is_available() is False); "
+              f"use {smoke_test} for a CPU smoke test", file=sys.stderr)
+        sys.exit(2)
 
 
 def seconds(backend, fn, stream=None):

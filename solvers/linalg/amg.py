@@ -37,6 +37,7 @@ import scipy.sparse.linalg as spla
 
 from ..precision import real_dtype
 from .csr import CsrMatrix, host_csr, resolve_backend
+from .operator import LaunchSequence, overlap
 
 SOURCE = "amg.cu"
 THREADS = 256  # threads of every amg.cu launch block (one thread per row)
@@ -224,11 +225,11 @@ class AlgebraicMultigrid:
         read: capturable). Bound cycles share the work vectors: run one at a time."""
         self._check_vector(r, "r")
         self._check_vector(z, "z")
-        if _overlap(r, z):
+        if overlap(r, z):
             raise ValueError("r and z must not overlap: the cycle reads r while writing z")
         launches = []
         self._bind_level(0, r, z, launches)
-        return _Cycle(self, launches)
+        return LaunchSequence(self, launches)
 
     def _bind_level(self, level, b, x, launches):
         """Launches solving level `level` approximately for rhs b, the result in x."""
@@ -256,23 +257,3 @@ class AlgebraicMultigrid:
             launches.append(k.amg_jacobi.bind(grid, THREADS, *A, wdinv, b, current, other, n))
             current, other = other, current
         assert current is x
-
-
-def _overlap(a, b):
-    def span(v):
-        interface = getattr(v, "__cuda_array_interface__", None) or v.__array_interface__
-        return interface["data"][0], interface["data"][0] + v.nbytes
-    (a0, a1), (b0, b1) = span(a), span(b)
-    return a0 < b1 and b0 < a1
-
-
-class _Cycle:
-    """The launches of one bound V-cycle; keeps the multigrid object (its buffers) alive."""
-
-    def __init__(self, multigrid, launches):
-        self.multigrid = multigrid
-        self.launches = tuple(launches)
-
-    def __call__(self):
-        for launch in self.launches:
-            launch()

@@ -23,7 +23,7 @@ import scipy.sparse as sp
 
 from ..backend import get_backend
 from ..precision import real_dtype
-from .operator import LinearOperator
+from .operator import LinearOperator, overlap
 
 SOURCE = "spmv.cu"
 BLOCK_THREADS = 256  # threads of a launch block; CSR_VECTOR_THREADS of spmv.cu
@@ -66,11 +66,7 @@ def blocks(count, per_block):
 
 def distinct_vectors(x, y):
     """y = A x reads all of x while writing y: they must not overlap."""
-    def span(v):
-        interface = getattr(v, "__cuda_array_interface__", None) or v.__array_interface__
-        return interface["data"][0], interface["data"][0] + v.nbytes
-    (x0, x1), (y0, y1) = span(x), span(y)
-    if x0 < y1 and y0 < x1:
+    if overlap(x, y):
         raise ValueError("x and y overlap: y = A x cannot be computed in place; "
                          "bind two different vectors")
 

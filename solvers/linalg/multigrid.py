@@ -48,7 +48,8 @@ import scipy.linalg
 import scipy.sparse as sp
 import scipy.sparse.linalg as spla
 
-from .stencil import BLOCK, MAX_GRID_YZ, StencilLaplacian, _overlap, kernel_defines
+from .operator import LaunchSequence, overlap
+from .stencil import BLOCK, MAX_GRID_YZ, StencilLaplacian, kernel_defines
 
 COARSE_MAX = 1024  # COARSE_MAX of multigrid.cu: the largest grid mg_coarse_solve holds
 COARSE_THREADS = 256  # threads of the one mg_coarse_solve block
@@ -239,11 +240,11 @@ class GeometricMultigrid:
         read: capturable). Bound cycles share the work vectors: run one at a time."""
         self.operator.check_vector(r, "r")
         self.operator.check_vector(z, "z")
-        if _overlap(r, z):
+        if overlap(r, z):
             raise ValueError("r and z must not overlap: the cycle reads r while writing z")
         launches = []
         self._bind_level(0, r, z, launches)
-        return _Cycle(self, launches)
+        return LaunchSequence(self, launches)
 
     # -- one level of the cycle ---------------------------------------------------------------
     def _args(self, level):
@@ -306,15 +307,3 @@ class GeometricMultigrid:
         first, other = (x, y) if len(self._coarse) % 2 else (y, x)
         result = self._smooth(level, b, first, other, self._coarse, True, launches)
         assert result is x
-
-
-class _Cycle:
-    """The launches of one bound V-cycle; keeps the multigrid object (its buffers) alive."""
-
-    def __init__(self, multigrid, launches):
-        self.multigrid = multigrid
-        self.launches = tuple(launches)
-
-    def __call__(self):
-        for launch in self.launches:
-            launch()

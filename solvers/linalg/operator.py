@@ -14,6 +14,29 @@ An operator y = A x of size n x n on one backend, in one precision:
 import numpy as np
 
 
+def overlap(a, b):
+    """Whether two device vectors (NumPy or CuPy arrays) share memory."""
+    def span(v):
+        start = v.ctypes.data if isinstance(v, np.ndarray) else v.data.ptr
+        return start, start + v.nbytes
+
+    (a0, a1), (b0, b1) = span(a), span(b)
+    return a0 < b1 and b0 < a1
+
+
+class LaunchSequence:
+    """Bound launches run in order as one callable (a multigrid cycle, say); holds `owner`
+    (the object whose buffers the launches use) so that it outlives them."""
+
+    def __init__(self, owner, launches):
+        self.owner = owner
+        self.launches = tuple(launches)
+
+    def __call__(self):
+        for launch in self.launches:
+            launch()
+
+
 class LinearOperator:
     def __init__(self, n, dtype, backend):
         if n < 1:

@@ -20,7 +20,7 @@ import scipy.sparse as sp
 
 from ..backend import get_backend
 from ..precision import real_dtype
-from .operator import LinearOperator
+from .operator import LinearOperator, overlap
 
 SIDES = ("x_lo", "x_hi", "y_lo", "y_hi", "z_lo", "z_hi")
 KINDS = ("dirichlet", "neumann")
@@ -96,7 +96,7 @@ class StencilLaplacian(LinearOperator):
         """A callable that launches y = A x (no allocation, no host read: capturable)."""
         self.check_vector(x, "x")
         self.check_vector(y, "y")
-        if _overlap(x, y):
+        if overlap(x, y):
             raise ValueError("x and y must not overlap: y = A x reads neighbours of x while "
                              "writing y")
         nx, ny, nz = (*self.shape, 1)[:3]
@@ -209,13 +209,3 @@ def _check_coefficient(coefficient, shape):
     if not np.all(np.isfinite(values) & (values > 0)):
         raise ValueError("coefficient must be positive and finite in every cell")
     return float(values) if values.ndim == 0 else values
-
-
-def _overlap(x, y):
-    """Whether two vectors of one backend share memory."""
-    def span(v):
-        start = v.ctypes.data if isinstance(v, np.ndarray) else v.data.ptr
-        return start, start + v.nbytes
-
-    (a0, a1), (b0, b1) = span(x), span(y)
-    return a0 < b1 and b0 < a1
