@@ -30,6 +30,13 @@ typedef double real;
 #define BLOCK_KERNEL extern "C" __global__
 #define DEVICE __device__ __forceinline__
 #define PHASE
+// A ticket from a counter in global memory, after this thread's earlier writes are visible to
+// every block (see last_block_arrived in reduce.h).
+DEVICE int take_ticket(int* counter)
+{
+    __threadfence();
+    return atomicAdd(counter, 1);
+}
 #if REAL_BITS == 32
 #define REAL_INF __int_as_float(0x7f800000)
 #else
@@ -54,6 +61,13 @@ static thread_local dim3_host threadIdx, blockIdx, blockDim, gridDim;
 #define __shared__ static thread_local
 #define __syncthreads() ((void)0)
 #define REAL_INF ((real)INFINITY)
+
+// Blocks run on several OpenMP threads: acquire-release orders each block's writes before its
+// ticket and the last block's reads after it.
+static inline int take_ticket(int* counter)
+{
+    return __atomic_fetch_add(counter, 1, __ATOMIC_ACQ_REL);
+}
 
 using std::sqrt;
 using std::fabs;

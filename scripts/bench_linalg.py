@@ -71,7 +71,10 @@ CHUNK = 20  # CG iterations per captured graph (ConjugateGradient's default)
 FIXED_ITERATIONS = {"cuda": (40, 240), "host": (20, 40)}  # multiples of CHUNK
 SPMV_LAUNCHES = 20  # launches per timed repeat, at least
 MAX_SETS = 16  # (x, y) pairs an SpMV cycles through, at most
-CG_VECTORS = 13  # vectors a fused Jacobi-CG iteration moves besides its SpMV
+# Vectors a Jacobi-CG iteration moves besides its SpMV: cg_update reads x r p q M^-1 and writes
+# x r z, cg_direction reads z p and writes p, and an operator without a fused dot (CSR) adds a
+# pass over p and q.
+CG_VECTORS = {"stencil": 11, "csr": 13}
 SCIPY_LIMIT_S = 60.0  # SciPy CPU solves estimated longer than this are skipped
 TOLERANCE = {"fp32": 1e-5, "fp64": 1e-12}  # SpMV check: ||y - ref|| / ||ref||
 TARGET_SPMV, TARGET_CG, TARGET_MG_MS = 1.0, 4.0, 20.0  # the issue's expectations
@@ -439,15 +442,16 @@ def add_spmv_rates(rows, copy_gbs):
 
 # -- CG iteration ------------------------------------------------------------------------------
 
-def ours_fixed(dev, op, b, counts, repeats):
+def ours_fixed(dev, op, b, counts, repeats, device_loop=True):
     """Seconds of a Jacobi-CG solve of exactly `count` iterations (rtol never met), per count:
-    start, chunks of CHUNK iterations from one graph with a status read between chunks, and
-    the final true residual."""
+    one graph replay (iterations in a device loop; chunks of CHUNK iterations with a status
+    read between chunks where the backend has no device loops) and the final true residual."""
     solver = ConjugateGradient(op, "jacobi", rtol=TINY_RTOL, maxiter=CHUNK, chunk=CHUNK)
+    solver.device_loop = solver.device_loop and device_loop
     solver.solve(b)  # warm-up: compiles, captures the chunk, writes b
     out = {}
     for count in counts:
-        solver.maxiter = count
+        solver.set_limits(TINY_RTOL, count)
         times = []
         for _ in range(repeats):
             dev.backend.fill(solver.x, 0)
@@ -473,7 +477,7 @@ def library_fixed(dev, lib, a64, b, counts, repeats):
     return out
 
 
-def iteration_row(impl, times, spmv_bytes_, n):
+def iteration_row(impl, times, spmv_bytes_, n, operator="stencil"):
     """Seconds per iteration from two fixed counts (the difference cancels the start and
     the final residual), and bytes per iteration for ours."""
     (c1, t1), (c2, t2) = sorted(times.items())
@@ -481,7 +485,7 @@ def iteration_row(impl, times, spmv_bytes_, n):
     row = {"impl": impl, "counts": [c1, c2], "seconds": [t1, t2], "s_per_iter": per,
            "s_per_iter_whole": t2 / c2}
     if spmv_bytes_ is not None:
-        row["bytes_per_iter"] = spmv_bytes_ + CG_VECTORS * n * 4
+        row["bytes_per_iter"] = spmv_bytes_ + CG_VECTORS[operator] * n * 4
         row["gbs"] = row["bytes_per_iter"] / per / 1e9
     return row
 
@@ -497,7 +501,10 @@ def bench_cg_iteration(dev, lib, n, repeats, rng):
     rows = [iteration_row("ours stencil", ours_fixed(dev, op, b, counts, repeats),
                           2 * op.n * 4, op.n),
             iteration_row("ours csr", ours_fixed(dev, csr, b, counts, repeats),
-                          spmv_bytes(csr.n, csr.nnz, 4), op.n)]
+                          spmv_bytes(csr.n, csr.nnz, 4), op.n, "csr"),
+            iteration_row("ours stencil chunked",
+                          ours_fixed(dev, op, b, counts, repeats, device_loop=False),
+                          2 * op.n * 4, op.n)]
     if lib is not None and lib.linalg is not None:
         rows.append(iteration_row(f"{lib.name} csr",
                                   library_fixed(dev, lib, a64, b, counts, repeats), None, op.n))

@@ -94,6 +94,29 @@ def test_graph_and_eager_give_the_same_bits(backend_name):
     assert results[0][1] == results[1][1]
 
 
+def test_whole_solve_replays_from_one_graph(backend_name):
+    """The solve's iterations loop on the device (on cuda a conditional WHILE node, which the
+    GPU machine's driver and cuda-bindings support): a solve captured into a caller's step
+    runs to convergence from one replay, for any right-hand side, with the same bits and
+    iteration count as the host-checked eager solve."""
+    backend = get_backend(backend_name)
+    assert backend.device_loops() is None
+    op = OPERATORS["laplace2d"](backend_name, "fp32")
+    eager = ConjugateGradient(op, "jacobi", rtol=1e-5, graph=False)
+    captured = ConjugateGradient(op, "jacobi", rtol=1e-5)
+    captured.launch_solve()  # warm-up outside the capture (b = 0: converges at once)
+    step = backend.capture(captured.launch_solve)
+    for seed in (1, 2):
+        b = random_rhs(op.n, seed)
+        x_eager, info_eager = eager.solve(b)
+        backend.write(captured.b, b.astype(np.float32))
+        backend.fill(captured.x, 0)
+        step.replay()
+        assert captured.status() == "converged"
+        np.testing.assert_array_equal(backend.to_host(captured.x), backend.to_host(x_eager))
+        assert captured.info().iterations == info_eager.iterations > 10
+
+
 def test_repeat_solves_are_deterministic(backend_name):
     op = OPERATORS["laplace3d"](backend_name, "fp32")
     cg = ConjugateGradient(op, "jacobi", rtol=1e-5)
@@ -115,6 +138,18 @@ def test_indefinite_matrix_breaks_down(backend_name):
                               precision="fp64")
     info = ConjugateGradient(op).solve(np.array([1.0, 1.0]))[1]
     assert info.status == "breakdown" and not info.converged
+
+
+def test_absolute_floor_stops_a_solve_the_relative_tolerance_would_not(backend_name):
+    """||r|| <= max(rtol ||b||, atol): with atol at 1e-3 ||b|| a solve asked for rtol 1e-12
+    stops as converged once the true residual is under the floor, in fewer iterations."""
+    op = OPERATORS["laplace2d"](backend_name, "fp64")
+    b = random_rhs(op.n)
+    floor = 1e-3 * np.linalg.norm(b)
+    _, strict = ConjugateGradient(op, "jacobi", rtol=1e-12).solve(b)
+    _, floored = ConjugateGradient(op, "jacobi", rtol=1e-12, atol=floor).solve(b)
+    assert floored.converged and floored.status == "converged"
+    assert floored.residual <= 1e-3 and floored.iterations < strict.iterations
 
 
 def test_zero_rhs_converges_at_once(backend_name):

@@ -153,6 +153,30 @@ class Backend:
         finally:
             self._capturing = False
 
+    def loop_until(self, body, flag, fallback_repeats=None):
+        """Run `body()` (launches only) at least once and again until the int32 flag[0] is
+        nonzero. Inside a capture the loop runs on the device (a conditional WHILE node on
+        cuda), so one replay runs it to the end with no host round trip; where the backend
+        cannot (see device_loops) the capture holds `fallback_repeats` copies of the body,
+        which must then be no-ops once the flag is set. Outside a capture the host reads the
+        flag after each body."""
+        if self._capturing:
+            if self.device_loops() is None:
+                self._capture_loop(body, flag)
+            elif fallback_repeats:
+                for _ in range(fallback_repeats):
+                    body()
+            else:
+                raise CaptureError(f"a loop inside a captured step: {self.device_loops()}")
+            return
+        body()
+        while self.to_host(flag)[0] == 0:
+            body()
+
+    def device_loops(self):
+        """None where loop_until can be captured into a graph, else the reason it cannot."""
+        return None
+
     # -- to implement --------------------------------------------------------------------------
     def is_array(self, obj):
         raise NotImplementedError
@@ -176,6 +200,9 @@ class Backend:
         raise NotImplementedError
 
     def _capture(self, step):
+        raise NotImplementedError
+
+    def _capture_loop(self, body, flag):
         raise NotImplementedError
 
     def synchronize(self):

@@ -2,6 +2,8 @@
 them in its on-disk kernel cache), and graphs captured from one non-blocking stream."""
 
 from .base import Backend, BackendError
+from .cuda_loop import ConditionalLoops, unavailable_reason
+from .host import cache_dir
 
 # Division and square root in float are the approximate instructions (at most 2 ulp instead
 # of IEEE round-to-nearest): measured 27% faster for the 2D Euler stage on an H200. Double
@@ -58,6 +60,8 @@ class CudaBackend(Backend):
                                "(use --backend host or auto to run on the CPU)")
         self.cupy = cupy
         self.stream = cupy.cuda.Stream(non_blocking=True)
+        self._loops_unavailable = unavailable_reason(cupy)
+        self._loops = None if self._loops_unavailable else ConditionalLoops(self, cache_dir())
 
     def is_array(self, obj):
         return isinstance(obj, self.cupy.ndarray)
@@ -95,6 +99,14 @@ class CudaBackend(Backend):
             finally:
                 graph = self.stream.end_capture()
         return CudaGraph(graph, self.stream)
+
+    def device_loops(self):
+        if self._loops is not None:
+            self._loops.prepare()  # compile and load outside any capture
+        return self._loops_unavailable
+
+    def _capture_loop(self, body, flag):
+        self._loops.add_while(body, flag)
 
     def synchronize(self):
         self.stream.synchronize()

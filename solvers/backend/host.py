@@ -147,6 +147,21 @@ class HostGraph:
             launch.run()
 
 
+class HostLoop:
+    """A captured loop: its body's launches, run until flag[0] is nonzero (at least once)."""
+
+    def __init__(self, launches, flag):
+        self.launches = tuple(launches)
+        self.flag = flag
+
+    def run(self):
+        while True:
+            for launch in self.launches:
+                launch.run()
+            if self.flag[0] != 0:
+                return
+
+
 class HostBackend(Backend):
     name = "host"
 
@@ -194,6 +209,15 @@ class HostBackend(Backend):
             return HostGraph(self.recording)
         finally:
             self.recording = None
+
+    def _capture_loop(self, body, flag):
+        outer, self.recording = self.recording, []
+        try:
+            body()
+            loop = HostLoop(self.recording, flag)
+        finally:
+            self.recording = outer
+        outer.append(loop)
 
     def synchronize(self):
         pass

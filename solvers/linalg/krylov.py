@@ -1,8 +1,11 @@
 """Krylov solvers with the whole iteration on the device (raw_kernels/krylov.cu): conjugate
 gradients for symmetric positive definite operators and BiCGStab for non-symmetric ones, each
-optionally Jacobi-preconditioned. Chunks of iterations are captured once as a graph and
-replayed; the host reads the convergence state only between chunks. Dot products accumulate in
-double, in a fixed order, so a solve gives the same bits every time.
+optionally Jacobi-preconditioned. The whole solve is captured once as a graph whose iterations
+loop on the device (a CUDA conditional WHILE node; a plain loop on the host backend), so a
+solve is one replay and one read of its outcome. Without conditional nodes (CUDA < 12.4, no
+cuda-bindings) or with graph=False, chunks of iterations run and the host reads the status
+between chunks. `launch_solve()` puts a whole solve into a caller's captured step. Dot products
+accumulate in double, in a fixed order, so a solve gives the same bits every time.
 
     solver = ConjugateGradient(operator, preconditioner="jacobi", rtol=1e-6, maxiter=1000)
     x, info = solver.solve(b)   # x: the solver's device vector; info: converged, iterations...
@@ -14,10 +17,10 @@ import numpy as np
 
 from ..stepper import Stepper
 
-PARTIAL_BLOCKS = 256  # PARTIAL_BLOCKS and THREADS of krylov.cu
+PARTIAL_SLOT = 2048  # PARTIAL_SLOT and THREADS of krylov.cu
 THREADS = 256
 STATE_SIZE = 8
-RZ, RR, BB, TOL2, ITER, MAXITER = range(6)
+RZ, RR, BB, TOL2, ITER, MAXITER, ATOL2 = range(7)
 STATUS = {0: "running", 1: "converged", 2: "maxiter", 3: "breakdown"}
 # The recursive residual drifts from the true one by rounding; a solve whose true residual
 # ends above DRIFT * rtol has asked for more than its precision can give.
@@ -42,56 +45,76 @@ class KrylovSolver:
     iteration loop and the convergence report. Subclasses bind `_iteration` (the launches of
     one iteration) and `_start` (r = b - A x is computed into `q` before them)."""
 
-    def __init__(self, operator, preconditioner, rtol, maxiter, chunk, graph):
+    def __init__(self, operator, preconditioner, rtol, maxiter, chunk, graph, atol):
         if preconditioner not in (None, "jacobi") and not hasattr(preconditioner, "bind"):
             raise ValueError("preconditioner must be None, 'jacobi' or an object with "
                              f"bind(r, z) (e.g. GeometricMultigrid), got {preconditioner!r}")
         # Jacobi is fused into the vector kernels; any other M runs as its own launches.
         self.general = preconditioner if hasattr(preconditioner, "bind") else None
-        if not 0 < rtol < 1:
-            raise ValueError(f"rtol must be in (0, 1), got {rtol}")
         self.operator = operator
-        self.rtol = float(rtol)
-        self.maxiter = int(maxiter if maxiter is not None else 10 * operator.n)
-        if self.maxiter < 1:
-            raise ValueError(f"maxiter must be >= 1, got {maxiter}")
         b = self.backend = operator.backend
         n, dtype = operator.n, operator.dtype
         self.x, self.b, self.r, self.q = (b.zeros((n,), dtype) for _ in range(4))
         self.inv_diag = b.to_device(self._inverse_diagonal(preconditioner).astype(dtype))
-        self.partials = b.zeros((3 * PARTIAL_BLOCKS,), np.float64)
+        # Blocks of the partial-sum kernels: from n alone (the same sums on every device).
+        self.partial_blocks = min(PARTIAL_SLOT, -(-n // THREADS))
+        self.partials = b.zeros((3 * PARTIAL_SLOT,), np.float64)
         self.state = b.zeros((STATE_SIZE,), np.float64)
         self.done = b.zeros((1,), np.int32)
         self.coef = b.zeros((3,), dtype)
+        self.tickets = b.zeros((1,), np.int32)  # last-block counter of the fused kernels
         self.kernels = b.module("krylov.cu", dtype)
         self.vector_blocks = -(-n // THREADS)
         self._residual = operator.bind(self.x, self.q)
         self._true_residual = self.kernels.residual_partials.bind(
-            PARTIAL_BLOCKS, THREADS, self.b, self.q, n, self.partials)
+            self.partial_blocks, THREADS, self.b, self.q, n, self.partials)
         self._start = []
         self._iteration = []
+        self.set_limits(rtol, maxiter, atol)
+        # With device loops (cuda conditional nodes, or the host) a graph replays the whole
+        # solve; otherwise graphs of `chunk` iterations replay until the host reads "done".
+        self.device_loop = graph and b.device_loops() is None
         self.stepper = Stepper(b, self.iterate, steps_per_graph=chunk, graph=graph)
+        self._solve_graph = None
+
+    def set_limits(self, rtol, maxiter=None, atol=0.0):
+        """The stopping rule of later solves: ||r|| <= max(rtol ||b||, atol), at most maxiter
+        iterations (default 10 n). atol is a floor for problems whose relative tolerance lies
+        below what the precision resolves. Written to the device state here, never during a
+        solve."""
+        if not 0 < rtol < 1:
+            raise ValueError(f"rtol must be in (0, 1), got {rtol}")
+        if not (np.isfinite(atol) and atol >= 0):
+            raise ValueError(f"atol must be >= 0 and finite, got {atol}")
+        maxiter = int(maxiter if maxiter is not None else 10 * self.operator.n)
+        if maxiter < 1:
+            raise ValueError(f"maxiter must be >= 1, got {maxiter}")
+        self.rtol, self.maxiter, self.atol = float(rtol), maxiter, float(atol)
+        state = np.zeros(STATE_SIZE)
+        state[TOL2], state[MAXITER], state[ATOL2] = self.rtol**2, self.maxiter, self.atol**2
+        self.backend.write(self.state, state)
 
     def _bind_start(self, z, p, precondition, general=None):
         """r = b - q, z = M^-1 r (Jacobi fused, or `general`'s launches), p = z, and the state
         from r.z, r.r and b.b."""
         k, n = self.kernels, self.operator.n
         self._start = [k.cg_start.bind(self.vector_blocks, THREADS, self.b, self.q,
-                                       self.inv_diag, self.r, z, p, n, precondition)]
+                                       self.inv_diag, self.r, z, p, n, precondition,
+                                       self.done)]
         if general is not None:
             self._start += [general.bind(self.r, z),
                             k.copy_vector.bind(self.vector_blocks, THREADS, p, z, self.done, n)]
         self._start += [
-            k.cg_start_partials.bind(PARTIAL_BLOCKS, THREADS, self.r, z, self.b, n,
+            k.cg_start_partials.bind(self.partial_blocks, THREADS, self.r, z, self.b, n,
                                      self.partials),
-            k.cg_start_state.bind(1, PARTIAL_BLOCKS, self.partials, self.state, self.done),
+            k.cg_start_state.bind(1, THREADS, self.partials, self.state, self.done),
         ]
 
     def _dots(self, a, b, c=None, d=None):
         """Partial sums of a.b (and c.d) for the next scalar kernel."""
         pairs = 1 if c is None else 2
         return self.kernels.dot_partials.bind(
-            PARTIAL_BLOCKS, THREADS, a, b, a if c is None else c, b if d is None else d, pairs,
+            self.partial_blocks, THREADS, a, b, a if c is None else c, b if d is None else d, pairs,
             self.operator.n, self.done, self.partials)
 
     def _inverse_diagonal(self, preconditioner):
@@ -123,13 +146,26 @@ class KrylovSolver:
         self._write(self.x, np.zeros(self.operator.n) if x0 is None else x0, "x0")
         return self.solve_in_place()
 
+    def launch_solve(self):
+        """Launch a whole solve from the device vectors `b` and `x`: r = b - A x, the start,
+        then iterations until the status leaves "running". Launches only, so it can be
+        captured into a step's graph: its iterations loop on the device, or without device
+        loops the graph holds maxiter of them (no-ops once converged)."""
+        self._residual()
+        for launch in self._start:
+            launch()
+        self.backend.loop_until(self.iterate, self.done, fallback_repeats=self.maxiter)
+
     def solve_in_place(self):
         """Solve with the right-hand side and initial guess already in the device vectors
         `b` and `x` (no host transfer of vectors); returns (x, SolveInfo)."""
-        state = np.zeros(STATE_SIZE)
-        state[TOL2], state[MAXITER] = self.rtol**2, self.maxiter
-        self.backend.write(self.state, state)
-        self.backend.write(self.done, [0])
+        if self.device_loop:
+            if self._solve_graph is None:
+                self.launch_solve()  # eager, host-checked: compiles and warms up
+                self._solve_graph = self.backend.capture(self.launch_solve)
+            else:
+                self._solve_graph.replay()
+            return self.x, self.info()
         self._residual()
         for launch in self._start:
             launch()
@@ -145,11 +181,12 @@ class KrylovSolver:
         """The outcome of the last solve, with its true residual (one more A x)."""
         self._residual()
         self._true_residual()
-        sums = self.backend.to_host(self.partials)[:2 * PARTIAL_BLOCKS]
-        rr, bb = sums.reshape(2, PARTIAL_BLOCKS).sum(axis=1)
+        sums = self.backend.to_host(self.partials)[:2 * PARTIAL_SLOT]
+        rr, bb = sums.reshape(2, PARTIAL_SLOT).sum(axis=1)
         residual = float(np.sqrt(rr / bb)) if bb > 0 else 0.0
+        allowed = max(self.rtol, self.atol / np.sqrt(bb) if bb > 0 else 0.0)
         status = self.status()
-        if status == "converged" and residual > DRIFT * self.rtol:
+        if status == "converged" and residual > DRIFT * allowed:
             status = "stalled"
         iterations = int(self.backend.to_host(self.state)[ITER])
         return SolveInfo(converged=status == "converged", iterations=iterations,
@@ -163,27 +200,36 @@ class ConjugateGradient(KrylovSolver):
     definite too."""
 
     def __init__(self, operator, preconditioner=None, rtol=1e-6, maxiter=None, chunk=20,
-                 graph=True):
-        super().__init__(operator, preconditioner, rtol, maxiter, chunk, graph)
+                 graph=True, atol=0.0):
+        super().__init__(operator, preconditioner, rtol, maxiter, chunk, graph, atol)
         b, k, n = self.backend, self.kernels, operator.n
         self.z, self.p = b.zeros((n,), operator.dtype), b.zeros((n,), operator.dtype)
+        self.pq = b.zeros((1,), np.float64)
         flag = int(preconditioner == "jacobi")
         self._bind_start(self.z, self.p, flag, self.general)
-        # With a general M, cg_update leaves z = r and r.r in both slots; then z = M r and the
-        # r.z slot is recomputed.
-        precondition = [] if self.general is None else [self.general.bind(self.r, self.z),
-                                                         self._dots(self.r, self.z)]
+        # The scalar steps run in the last block of the kernel before them (krylov.cu). With a
+        # general M, cg_update leaves z = r; then z = M r, and cg_dot_beta recomputes r.z.
+        tail = (self.state, self.done, self.coef, self.partials, self.tickets)
+        general = self.general is not None
+        precondition = [self.general.bind(self.r, self.z),
+                        k.cg_dot_beta.bind(self.partial_blocks, THREADS, self.r, self.z, n, *tail),
+                        ] if general else []
         self._iteration = [
-            operator.bind(self.p, self.q),
-            self._dots(self.p, self.q),
-            k.cg_alpha.bind(1, PARTIAL_BLOCKS, self.partials, self.state, self.done, self.coef),
-            k.cg_update.bind(PARTIAL_BLOCKS, THREADS, self.x, self.r, self.z, self.p, self.q,
-                             self.inv_diag, n, flag, self.coef, self.done, self.partials),
+            *self._product_and_dot(self.p, self.q, self.pq),
+            k.cg_update.bind(self.partial_blocks, THREADS, self.x, self.r, self.z, self.p, self.q,
+                             self.inv_diag, n, flag, self.pq, int(not general), *tail),
             *precondition,
-            k.cg_beta.bind(1, PARTIAL_BLOCKS, self.partials, self.state, self.done, self.coef),
             k.cg_direction.bind(self.vector_blocks, THREADS, self.p, self.z, self.coef,
                                 self.done, n),
         ]
+
+    def _product_and_dot(self, p, q, pq):
+        """Launches of q = A p and pq[0] = p.q: one kernel where the operator offers it."""
+        if hasattr(self.operator, "bind_with_dot"):
+            return [self.operator.bind_with_dot(p, q, pq)]
+        return [self.operator.bind(p, q),
+                self.kernels.dot_total.bind(self.partial_blocks, THREADS, p, q, self.operator.n,
+                                            self.done, self.partials, pq, self.tickets)]
 
 
 class BiCGStab(KrylovSolver):
@@ -192,8 +238,8 @@ class BiCGStab(KrylovSolver):
     stops it with status breakdown."""
 
     def __init__(self, operator, preconditioner=None, rtol=1e-6, maxiter=None, chunk=20,
-                 graph=True):
-        super().__init__(operator, preconditioner, rtol, maxiter, chunk, graph)
+                 graph=True, atol=0.0):
+        super().__init__(operator, preconditioner, rtol, maxiter, chunk, graph, atol)
         b, k, n = self.backend, self.kernels, operator.n
         self.r0hat, self.p, self.phat, self.v, self.s, self.shat, self.t = (
             b.zeros((n,), operator.dtype) for _ in range(7))
@@ -207,18 +253,18 @@ class BiCGStab(KrylovSolver):
                 grid, THREADS, self.phat, self.p, self.inv_diag, self.done, n),
             operator.bind(self.phat, self.v),
             self._dots(self.r0hat, self.v),
-            k.bicg_alpha.bind(1, PARTIAL_BLOCKS, self.partials, self.state, self.done,
+            k.bicg_alpha.bind(1, THREADS, self.partials, self.state, self.done,
                               self.coef),
             k.bicg_s.bind(grid, THREADS, self.s, self.shat, self.r, self.v, self.inv_diag,
                           self.coef, self.done, n),
             *([m.bind(self.s, self.shat)] if m else []),
             operator.bind(self.shat, self.t),
             self._dots(self.t, self.s, self.t, self.t),
-            k.bicg_omega.bind(1, PARTIAL_BLOCKS, self.partials, self.done, self.coef),
-            k.bicg_update.bind(PARTIAL_BLOCKS, THREADS, self.x, self.r, self.phat, self.shat,
+            k.bicg_omega.bind(1, THREADS, self.partials, self.done, self.coef),
+            k.bicg_update.bind(self.partial_blocks, THREADS, self.x, self.r, self.phat, self.shat,
                                self.s, self.t, self.r0hat, n, self.coef, self.done,
                                self.partials),
-            k.bicg_beta.bind(1, PARTIAL_BLOCKS, self.partials, self.state, self.done, self.coef),
+            k.bicg_beta.bind(1, THREADS, self.partials, self.state, self.done, self.coef),
             k.bicg_direction.bind(grid, THREADS, self.p, self.r, self.v, self.coef, self.done,
                                   n),
         ]

@@ -25,6 +25,7 @@ from .operator import LinearOperator, overlap
 SIDES = ("x_lo", "x_hi", "y_lo", "y_hi", "z_lo", "z_hi")
 KINDS = ("dirichlet", "neumann")
 BLOCK = (32, 8, 1)  # threads per block: (i, j) tile, one z layer
+LAYERS_3D = 8  # STENCIL_LAYERS of stencil.cu: z layers a thread walks in 3D
 MAX_GRID_YZ = 65535  # CUDA's limit on gridDim.y and gridDim.z; the kernel loops beyond it
 MAX_UNKNOWNS = 2**31 - 1  # the kernel indexes with int
 
@@ -94,15 +95,33 @@ class StencilLaplacian(LinearOperator):
 
     def bind(self, x, y):
         """A callable that launches y = A x (no allocation, no host read: capturable)."""
+        return self._bind(x, y, None)
+
+    def bind_with_dot(self, x, y, dot):
+        """A callable that launches y = A x and dot[0] = x.y (a float64 device array of one
+        element), in one kernel: conjugate gradients need p.Ap right after A p."""
+        if not (self.backend.is_array(dot) and dot.shape == (1,) and dot.dtype == np.float64):
+            raise ValueError("dot must be a float64 device array of shape (1,)")
+        return self._bind(x, y, dot)
+
+    def _bind(self, x, y, dot):
         self.check_vector(x, "x")
         self.check_vector(y, "y")
         if overlap(x, y):
             raise ValueError("x and y must not overlap: y = A x reads neighbours of x while "
                              "writing y")
         nx, ny, nz = (*self.shape, 1)[:3]
-        grid = (-(-nx // BLOCK[0]), min(-(-ny // BLOCK[1]), MAX_GRID_YZ), min(nz, MAX_GRID_YZ))
+        layers = LAYERS_3D if self.ndim == 3 else 1
+        grid = (-(-nx // BLOCK[0]), min(-(-ny // BLOCK[1]), MAX_GRID_YZ),
+                min(-(-nz // layers), MAX_GRID_YZ))
+        # The dot's per-block partial sums and last-block counter belong to this binding (the
+        # launch holds them).
+        partials = self.backend.zeros((int(np.prod(grid)) if dot is not None else 1,),
+                                      np.float64)
+        tickets = self.backend.zeros((1,), np.int32)
         return self._kernel.bind(grid, BLOCK, x, y, self._inv_coef, nx, ny, nz,
-                                 *self._weights, self._dirichlet)
+                                 *self._weights, self._dirichlet, int(dot is not None),
+                                 partials, partials if dot is None else dot, tickets)
 
     def diagonal(self):
         """The diagonal of A, host float64: the sum of the cell's face weights."""
