@@ -7,6 +7,7 @@ Layout of `<name>.h5` (see RunWriter):
     /snapshots/NNNNNN      attrs time, steps; one dataset per field, (ny, nx) in 2D (x fastest,
                            for ParaView; dataset attr layout="y,x"), (nx,) in 1D
     /fields/<field>        the final state, grid.shape: (nx,) or (nx, ny) [i, j] (layout="x,y")
+    /<group>/<name>        a solver's extra results (datasets()): time series, profiles
 """
 
 import json
@@ -58,6 +59,7 @@ class RunWriter:
         self.temp_path = self.out_dir / f".{name}.h5.tmp-{os.getpid()}"
         self.snapshots = []  # [(index, time)]
         self.field_dtypes = None  # {field: dtype}, fixed by the first snapshot
+        self.vector_fields = False  # fields of grid.shape + (components,) allowed
         self._last_steps = None
         self._file = h5py.File(self.temp_path, "w")
 
@@ -66,15 +68,26 @@ class RunWriter:
         f.attrs.update({"format": FORMAT, "complete": False, "time": 0.0, "steps": 0})
         for key, value in attrs.items():
             f.attrs[key] = _attr_value(value)
-        mesh = f.create_group("mesh")
+        self._write_mesh(f.create_group("mesh"))
+        f.create_group("snapshots")
+        f.flush()
+
+    def _write_mesh(self, mesh):
+        """The /mesh group of a structured grid (subclasses write other meshes)."""
+        grid = self.grid
         mesh.attrs.update({"ndim": grid.ndim, "shape": np.array(grid.shape)})
         mesh["x"] = grid.x_centres()
         mesh["x_nodes"] = grid.x_nodes()
         if grid.ndim == 2:
             mesh["y"] = grid.y_centres()
             mesh["y_nodes"] = grid.y_nodes()
-        f.create_group("snapshots")
-        f.flush()
+
+    def _stored(self, value, final):
+        """(array, layout) of a field as a snapshot (final=False) or final dataset: snapshots
+        of 2D grids are transposed to (ny, nx) so that x runs fastest (XDMF)."""
+        if self.grid.ndim != 2:
+            return value, "x"
+        return (value, "x,y") if final else (np.ascontiguousarray(value.T), "y,x")
 
     # -- writing -----------------------------------------------------------------------------
     def _checked(self, fields):
@@ -89,7 +102,8 @@ class RunWriter:
         out = {}
         for key, dtype in self.field_dtypes.items():
             value = np.asarray(fields[key], dtype=dtype)
-            if value.shape != self.grid.shape:
+            if value.shape[:len(self.grid.shape)] != self.grid.shape or (
+                    value.ndim > len(self.grid.shape) and not self.vector_fields):
                 raise ValueError(f"field '{key}' has shape {value.shape}, the grid "
                                  f"{self.grid.shape}")
             out[key] = value
@@ -102,14 +116,26 @@ class RunWriter:
         group = self._file.create_group(f"snapshots/{index:06d}")
         group.attrs.update({"time": float(t), "steps": int(steps)})
         # One contiguous, uncompressed dataset per field and snapshot: a snapshot is one write
-        # and one read. 2D arrays are transposed to (ny, nx) so that x runs fastest (XDMF).
+        # and one read.
         for key, value in fields.items():
-            stored = np.ascontiguousarray(value.T) if self.grid.ndim == 2 else value
-            group.create_dataset(key, data=stored).attrs["layout"] = (
-                "y,x" if self.grid.ndim == 2 else "x")
+            stored, layout = self._stored(value, final=False)
+            group.create_dataset(key, data=stored).attrs["layout"] = layout
         self._file.attrs.update({"time": float(t), "steps": int(steps)})
         self.snapshots.append((index, float(t)))
         self._last_steps = int(steps)
+        self._file.flush()
+
+    def datasets(self, groups):
+        """Write a solver's extra results {group: {name: array}} as /<group>/<name> (time
+        series, line profiles), replacing earlier ones of the same name."""
+        if self._file is None:
+            raise RuntimeError(f"run file '{self.name}' is already finished or aborted")
+        for group, arrays in groups.items():
+            target = self._file.require_group(group)
+            for name, values in arrays.items():
+                if name in target:
+                    del target[name]
+                target.create_dataset(name, data=np.asarray(values, np.float64))
         self._file.flush()
 
     def finish(self, t, steps, fields):
@@ -120,8 +146,8 @@ class RunWriter:
             self.snapshot(t, steps, fields)
         final = self._file.create_group("fields")
         for key, value in self._checked(fields).items():
-            final.create_dataset(key, data=value).attrs["layout"] = (
-                "x,y" if self.grid.ndim == 2 else "x")
+            stored, layout = self._stored(value, final=True)
+            final.create_dataset(key, data=stored).attrs["layout"] = layout
         self._file.attrs.update({"time": float(t), "steps": int(steps), "complete": True})
         self._close()
         os.replace(self.temp_path, self.path)

@@ -37,9 +37,22 @@ def _coarsen(values, x_nodes, y_nodes, limit=MAX_PANEL_CELLS):
     return blocks, np.append(x_nodes[:-1:k], x_nodes[-1]), np.append(y_nodes[:-1:k], y_nodes[-1])
 
 
-def plot_fields(png_path, grid, fields, names, title):
+def _draw_streamlines(ax, grid, u, v):
+    """Streamlines of the cell-centred velocity (u, v) ([i, j] arrays), on a grid of at most
+    MAX_PANEL_CELLS points a side (streamplot interpolates; more points only cost time)."""
+    step = max(1, -(-max(grid.nx, grid.ny) // MAX_PANEL_CELLS))
+    x, y = grid.x_centres()[::step], grid.y_centres()[::step]
+    ax.streamplot(x, y, np.asarray(u)[::step, ::step].T, np.asarray(v)[::step, ::step].T,
+                  color="white", linewidth=0.5, density=1.2, arrowsize=0.6)
+
+
+def plot_fields(png_path, grid, fields, names, title, streamlines=None):
     """Plot fields[name] for each name into one PNG: lines against x in 1D, one pcolormesh with
-    a colorbar per field in 2D. Fields are arrays of grid.shape indexed [i, j]."""
+    a colorbar per field in 2D. Fields are arrays of grid.shape indexed [i, j]. streamlines:
+    None or cell-centred (u, v) of a 2D grid, drawn over every panel."""
+    if hasattr(grid, "cells"):  # an unstructured mesh of the finite-element solvers
+        from .plot_unstructured import plot_mesh_fields
+        return plot_mesh_fields(png_path, grid, fields, names, title)
     Figure, FigureCanvasAgg = _matplotlib()
     png_path = Path(png_path)
     n = len(names)
@@ -75,11 +88,18 @@ def plot_fields(png_path, grid, fields, names, title):
             ax.set_title(name)
             ax.set_xlabel("x")
             ax.set_ylabel("y")
+            if streamlines is not None:
+                _draw_streamlines(ax, grid, *streamlines)
         for ax in axes[n:]:
             ax.set_visible(False)
 
+    return save_figure(fig, FigureCanvasAgg, png_path, title)
+
+
+def save_figure(fig, canvas_class, png_path, title):
+    """Title the figure and write it to png_path atomically (a temporary file renamed)."""
     fig.suptitle(title)
-    FigureCanvasAgg(fig)
+    canvas_class(fig)
     temp = png_path.with_name(f".{png_path.name}.tmp-{os.getpid()}")
     try:
         fig.savefig(temp, format="png", dpi=110)

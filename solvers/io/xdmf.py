@@ -55,6 +55,11 @@ def write_xdmf(path, h5_filename, grid, snapshots, field_names, dtypes=None):
             _data_item(attribute, cell_dims, dtypes.get(name, np.float64),
                        f"{h5_filename}:{group}/{name}")
 
+    return write_document(path, root)
+
+
+def write_document(path, root):
+    """Write an XML tree to `path` atomically (a temporary file renamed); returns path."""
     ET.indent(root)
     text = '<?xml version="1.0" ?>\n' + ET.tostring(root, encoding="unicode") + "\n"
     temp = path.with_name(f".{path.name}.tmp-{os.getpid()}")

@@ -112,12 +112,18 @@ class AlgebraicMultigrid:
     sweeps      Jacobi steps before and after each coarse correction
     omega       Jacobi weight relative to rho(D^-1 A_l), in (0, 2); default 4/3
     max_coarse  coarsening stops once a level has at most this many rows
+    near_nullspace  (n, k) float64 array of vectors A maps to (nearly) zero, which the
+                coarse levels must represent (None: constants). Elasticity: the rigid body
+                modes, with block_size = the dimension
+    block_size  rows per node of a vector problem with interleaved components: aggregation
+                groups whole nodes (pyamg on the BSR form of the matrix)
     """
 
     name = "algebraic_multigrid"
 
     def __init__(self, matrix, backend=None, precision=None, smoother="jacobi", sweeps=2,
-                 omega=None, max_coarse=DEFAULT_MAX_COARSE):
+                 omega=None, max_coarse=DEFAULT_MAX_COARSE, near_nullspace=None,
+                 block_size=1):
         if smoother not in SMOOTHERS:
             raise ValueError(f"smoother must be one of {', '.join(SMOOTHERS)}, got {smoother!r}")
         self.smoother = smoother
@@ -154,8 +160,14 @@ class AlgebraicMultigrid:
             self.backend = resolve_backend("auto" if backend is None else backend)
         self.n = fine.shape[0]
 
+        block_size = _positive_int(block_size, "block_size")
+        if self.n % block_size:
+            raise ValueError(f"{WHO}: block_size {block_size} does not divide the {self.n} rows")
+        if near_nullspace is not None:
+            near_nullspace = np.asarray(near_nullspace, np.float64).reshape(self.n, -1)
         hierarchy = pyamg.smoothed_aggregation_solver(
-            fine, symmetry="symmetric", max_coarse=self.max_coarse, max_levels=64,
+            fine if block_size == 1 else fine.tobsr(blocksize=(block_size, block_size)),
+            B=near_nullspace, symmetry="symmetric", max_coarse=self.max_coarse, max_levels=64,
             presmoother=None, postsmoother=None, keep=False)
         matrices = [fine] + [sp.csr_matrix(level.A, dtype=np.float64)
                              for level in hierarchy.levels[1:]]

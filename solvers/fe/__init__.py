@@ -1,0 +1,25 @@
+"""Finite elements: P1/P2 Lagrange spaces on triangle and tetrahedron meshes, fused assembly
+into CSR matrices on the device, boundary conditions by name, the Poisson / steady-heat
+solver, the transient heat solver and linear elasticity.
+
+    from solvers.fe import unit_square, FunctionSpace, Assembler, PoissonSolver, Dirichlet
+"""
+
+from .assembly import Assembler, BilinearForm, Elements, LoadForm, cells, facets, sync_host
+from .boundary import Dirichlet, Neumann, Robin, dirichlet_values
+from .elasticity import ElasticitySolver
+from .generators import box, quadrilateral, rectangle, unit_cube, unit_square
+from .heat import HeatSolver
+from .mesh import Mesh, MeshError
+from .meshio_reader import from_meshio, read_mesh
+from .poisson import PoissonSolver
+from .space import FunctionSpace
+from .system import DirichletSystem, algebraic_multigrid, axpby
+from .time_values import TimeFunction
+
+__all__ = ["Assembler", "BilinearForm", "Dirichlet", "DirichletSystem", "ElasticitySolver",
+           "Elements", "quadrilateral",
+           "FunctionSpace", "HeatSolver", "LoadForm", "Mesh", "MeshError", "Neumann",
+           "PoissonSolver", "Robin", "TimeFunction", "algebraic_multigrid", "axpby", "box", "cells",
+           "dirichlet_values", "facets", "from_meshio", "read_mesh", "rectangle", "sync_host",
+           "unit_cube", "unit_square"]

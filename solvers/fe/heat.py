@@ -1,0 +1,226 @@
+"""Transient heat conduction: rho c du/dt - div(k grad u) = f, with Dirichlet, Neumann and
+Robin conditions on named boundaries, k and rho c per material, and the theta scheme in time
+(theta = 1 backward Euler, 1/2 Crank-Nicolson).
+
+    solver = HeatSolver(mesh, dt=1e-3, theta=0.5, initial=lambda x, y, t: ...,
+                        conductivity={"steel": 45.0}, capacity={"steel": 3.6e6},
+                        boundary={"left": Dirichlet(TimeFunction("20 + 5 * sin(t)")),
+                                  "top": Robin(10.0, 20.0)})
+    solver.step()                # one time step (launches only; capturable into a graph)
+    solver.clock.read().t        # the device clock, read between steps
+    solver.fields()              # {"u": values at the mesh vertices (, "exact", "error")}
+
+A time step, all on the device (raw_kernels/fe_heat.cu), is one captured graph when driven by
+solvers.simulation (the Stepper captures steps_per_graph of them):
+  1. heat_clock: this step's dt, the fixed dt or less to land exactly on the clock's stop time
+     (an output or the end time), 0 once there (the step is then a no-op); advances t.
+  2. Data given as TimeFunctions (time_values.py: expressions of x, y, z, t compiled into a
+     kernel): Dirichlet values at t^{n+1}, and the source, fluxes and ambients at
+     t^n + theta dt (the midpoint for Crank-Nicolson) with the load vector F from them.
+  3. heat_matrix: only if dt changed, A = M + theta dt K and its Dirichlet cut; with output
+     times on multiples of dt the system matrix is assembled once, at setup. (The
+     preconditioner stays the one built for dt: still symmetric positive definite, so CG
+     converges for a shortened step's matrix too.)
+  4. heat_rhs + Dirichlet lifting: b = dt (F - K u^n), increments g - u^n on Dirichlet dofs.
+  5. CG (ConjugateGradient.launch_solve: its iterations loop on the device) for the increment
+     d of A d = b, from the last increment; 6. u += d.
+The increment form is the theta scheme A u^{n+1} = (M - (1 - theta) dt K) u^n + dt F solved
+for u^{n+1} - u^n: CG's relative tolerance then applies to the change in a step, not to u.
+
+K (conductivity plus Robin facet terms) and the load F (source, Neumann fluxes, Robin ambients)
+are those of the steady problem, built by a PoissonSolver without the Dirichlet conditions
+(`steady_operator`). Data given as numbers or Python functions are evaluated once, at the
+initial time, and stay fixed; TimeFunctions are re-evaluated on the device every step. `exact`
+(any function of x, y[, z], t) is evaluated on the host for the output fields.
+"""
+
+import numpy as np
+
+from ..clock import DeviceClock
+from ..linalg import ConjugateGradient
+from .assembly import THREADS, cells
+from .boundary import dirichlet_values, nodal, split
+from .poisson import PRECONDITIONERS, PoissonSolver
+from .system import DirichletSystem, algebraic_multigrid
+from .time_values import TimeFunction, bind_nodal_values
+
+SOURCE = "fe_heat.cu"
+
+
+def kernel_variants():
+    yield {}
+
+
+def blocks(n):
+    return -(-n // THREADS)
+
+
+def check_scheme(dt, theta, preconditioner="amg"):
+    """A one-line ValueError for a step or theta outside the stable, consistent range, or an
+    unknown preconditioner."""
+    if not (isinstance(dt, (int, float)) and dt > 0 and np.isfinite(dt)):
+        raise ValueError(f"dt must be a number > 0, got {dt!r}")
+    if not (isinstance(theta, (int, float)) and 0.5 <= theta <= 1):
+        raise ValueError(f"theta must be in [0.5, 1] (1 backward Euler, 0.5 Crank-Nicolson; "
+                         f"below 0.5 the scheme is not unconditionally stable), got {theta!r}")
+    if preconditioner not in PRECONDITIONERS:
+        raise ValueError(f"preconditioner must be one of {', '.join(PRECONDITIONERS)}, got "
+                         f"{preconditioner!r}")
+
+
+class HeatSolver:
+    name = "heat"
+
+    def __init__(self, mesh, dt, theta=1.0, degree=1, conductivity=None,
+                 default_conductivity=1.0, capacity=None, default_capacity=1.0, source=0.0,
+                 initial=0.0, boundary=None, preconditioner="amg", rtol=1e-8, maxiter=None,
+                 exact=None, renumber=True, backend="auto", precision="fp32"):
+        check_scheme(dt, theta, preconditioner)
+        mesh.require_boundaries(list(boundary or {}))
+        dirichlet, neumann, robin = split(dict(boundary or {}))
+        self.dirichlet_conditions = dirichlet
+        self.mesh = self.grid = mesh
+        self.dt, self.theta = float(dt), float(theta)
+        self.exact = exact
+        self.field_names = ("u", "exact", "error") if exact is not None else ("u",)
+        self.precision = precision
+
+        # K and F: the steady problem's operator and load, without its Dirichlet conditions.
+        self.steady_operator = PoissonSolver(
+            mesh, degree, conductivity=conductivity, default_conductivity=default_conductivity,
+            source=source, boundary={**neumann, **robin},
+            preconditioner="none", renumber=renumber, backend=backend, precision=precision)
+        self.space = space = self.steady_operator.space
+        a = self.assembler = self.steady_operator.assembler
+        b = self.backend = a.backend
+        self.dtype = a.dtype
+        stiffness = self.stiffness = self.steady_operator.full_values
+        load = self.load = self.steady_operator.b
+
+        # M: rho c u v over the cells.
+        self.capacity = mesh.cell_material_values(capacity or {}, default_capacity)
+        mass = self.mass = a.values()
+        a.bilinear("mass", cells(space), self.capacity).bind(mass)()
+
+        # The clock (its t, stop time and step count; heat_clock replaces its CFL kernel), the
+        # dt the matrix holds, the rebuild flag and the first failed solve's status.
+        self.clock = DeviceClock(b, self.dtype, partials=1, cfl=1.0)
+        self.matrix_dt = b.to_device(np.array([self.dt]))
+        self.rebuild = b.to_device(np.array([1], np.int32))
+        self.failed = b.zeros((1,), np.int32)
+        self.times = b.zeros((2,), self.dtype)
+        b.write(self.clock.dt, np.array([self.dt]))
+
+        # The system A = M + theta dt K with Dirichlet rows and columns cut, its solver, state.
+        dofs, self.dirichlet = dirichlet_values(space, dirichlet)
+        full = a.values()
+        self.system = system = DirichletSystem(a, full, dofs)
+        matrix = system.matrix
+        kernels = b.module(SOURCE, self.dtype)
+        rows = blocks(space.n)
+        matrix_launch = kernels.heat_matrix.bind(
+            rows, THREADS, matrix.row_ptr, matrix.columns, system.mask, mass, stiffness,
+            self.clock.dt, self.rebuild, self.theta, full, matrix.values, space.n)
+        matrix_launch()
+        system.apply_matrix()  # the same cut again, and the host copy AMG and Jacobi read
+        self.cg = cg = ConjugateGradient(matrix, {"amg": lambda: algebraic_multigrid(matrix),
+                                                  "jacobi": lambda: "jacobi",
+                                                  "none": lambda: None}[preconditioner](),
+                                         rtol=rtol, maxiter=maxiter)
+        self.u = b.zeros((space.n,), self.dtype)
+        self.dirichlet_device = a.device(self.dirichlet, self.dtype)
+        self.launches = [
+            kernels.heat_clock.bind(1, 1, self.clock.ctrl, self.matrix_dt, self.rebuild,
+                                    self.clock.dt, self.times, self.dt, self.theta),
+            *self._time_value_launches(source, dirichlet, neumann, robin),
+            matrix_launch,
+            kernels.heat_rhs.bind(rows, THREADS, matrix.row_ptr, matrix.columns, stiffness,
+                                  self.u, load, system.mask, self.dirichlet_device,
+                                  self.clock.dt,
+                                  cg.b, system.g, cg.x, space.n),
+            system.bind_rhs(cg.b),
+            cg.launch_solve,
+            kernels.heat_update.bind(rows, THREADS, self.u, cg.x, cg.done, self.failed,
+                                     space.n),
+        ]
+        self.scheme = {"element": f"P{degree}", "cell": mesh.cell_type, "dofs": space.n,
+                       "nonzeros": a.pattern.nnz, "dt": self.dt, "theta": self.theta,
+                       "preconditioner": preconditioner, "rtol": rtol}
+        self.set_initial(initial)
+
+    def _time_value_launches(self, source, dirichlet, neumann, robin):
+        """Launches refreshing the data given as TimeFunctions: Dirichlet values at t^{n+1}
+        (times[0]) and, when a load changes in time, its nodal data at t^n + theta dt
+        (times[1], the midpoint for Crank-Nicolson) and the load vector F from them."""
+        space = self.space
+        points = self.node_points = self.assembler.device(space.node_points, self.dtype)
+
+        def bind(function, nodes, which, out):
+            return bind_nodal_values(self.backend, self.dtype, function, nodes, points,
+                                     self.times, which, out)
+
+        # Later Dirichlet boundaries win at shared nodes, as in dirichlet_values.
+        owner = np.full(space.nnodes, -1)
+        for index, name in enumerate(dirichlet):
+            owner[space.boundary_nodes([name])] = index
+        launches = [bind(condition.value, np.flatnonzero(owner == index), 0,
+                         self.dirichlet_device)
+                    for index, condition in enumerate(dirichlet.values())
+                    if isinstance(condition.value, TimeFunction)]
+        # The steady operator's nodal load data, in its order: source, fluxes, ambients.
+        loads = ([(source, np.arange(space.nnodes))]
+                 + [(c.flux, space.boundary_nodes([name])) for name, c in neumann.items()]
+                 + [(c.ambient, space.boundary_nodes([name])) for name, c in robin.items()])
+        timed = [bind(function, nodes, 1, out)
+                 for (function, nodes), out in zip(loads, self.steady_operator.sources)
+                 if isinstance(function, TimeFunction)]
+        return launches + (timed + self.steady_operator.rhs_launches if timed else [])
+
+    def set_initial(self, initial, t=0.0):
+        """u = initial (a number or f(x, y[, z], t)) at the nodes, with the Dirichlet values
+        at time t on their dofs; the clock restarts at t."""
+        u = nodal(initial, self.space.node_points, t)
+        dofs, values = dirichlet_values(self.space, self.dirichlet_conditions, t)
+        u[dofs] = values[dofs]
+        self.backend.write(self.u, u.astype(self.dtype))
+        self.backend.fill(self.cg.x, 0)
+        self.clock.set(t=t, steps=0)
+
+    def step(self):
+        """Launch one time step (no host access: capturable)."""
+        for launch in self.launches:
+            launch()
+
+    def observe(self):
+        """Between replays: a RunError if a step's solve failed (never ends a run early)."""
+        from ..simulation import RunError
+
+        status = int(self.backend.to_host(self.failed)[0])
+        if status:
+            reason = {2: "reached maxiter", 3: "broke down"}.get(status, f"status {status}")
+            raise RunError(f"a time step's linear solve {reason} before t="
+                           f"{self.clock.read().t:.6g}; raise solver.maxiter or rtol, or use "
+                           "the amg preconditioner")
+        return False
+
+    def values(self):
+        """u at the nodes (host float64, space numbering)."""
+        return self.backend.to_host(self.u).astype(np.float64)
+
+    def fields(self):
+        """{"u": float64 values at the mesh vertices} now (and "exact", "error" at the clock's
+        t when the exact solution is known)."""
+        u = self.space.vertex_values(self.values())
+        if self.exact is None:
+            return {"u": u}
+        exact = nodal(self.exact, self.mesh.points, self.clock.read().t)
+        return {"u": u, "exact": exact, "error": u - exact}
+
+    def summary(self):
+        """Diagnostics of the current state for sweeps and logs."""
+        fields = self.fields()
+        out = {"dofs": self.space.n, "t": self.clock.read().t, "steps": self.clock.read().steps,
+               "min_u": float(fields["u"].min()), "max_u": float(fields["u"].max())}
+        if "error" in fields:
+            out["max_nodal_error"] = float(abs(fields["error"]).max())
+        return out
