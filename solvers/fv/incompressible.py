@@ -1,0 +1,361 @@
+"""Incompressible Navier-Stokes equations (unit density) on a 2D staggered (MAC) grid:
+u_t + div(u u) = -grad p + nu lap u + f, div u = 0.
+
+Scheme (kernels in raw_kernels/incompressible.cu, one launch each):
+- Momentum predictor, one fused kernel: u* = u^n + dt (a N^n + c N^{n-1}), N = -div(u u) +
+  nu lap u + f in conservative form, second-order Adams-Bashforth for advection and diffusion
+  alike (variable-dt weights a = 1 + dt/(2 dt_old), c = -dt/(2 dt_old); forward Euler on the
+  first step). The transported velocity at a flux point is the central mean ("central", second
+  order, for cell Reynolds numbers |u| h / nu up to about 2) or QUICK's upwind-biased quadratic
+  ("quick", third order, for high Reynolds numbers).
+- Incremental pressure correction: A x = -div u* with A = -lap (Neumann at walls and inflow,
+  Dirichlet p = 0 at outflow, periodic), solved from the initial guess x = dt p^n, then
+  u^{n+1} = u* - grad x and p^{n+1} = x / dt. This is the incremental scheme (u* - dt grad p^n
+  corrected by the increment) written in the total pressure: the first residual of the solve is
+  exactly the incremental right-hand side, and its relative tolerance is measured against
+  |div u*| rather than against the increment, which tends to zero at a steady state.
+  The solve is conjugate gradients preconditioned by multigrid (solvers.linalg), looping on the
+  device inside the step's graph.
+- dt = cfl / (|u|/dx + |v|/dy + cfl * 4 nu (1/dx^2 + 1/dy^2) / DIFFUSION_LIMIT) on the device:
+  the convective CFL and the AB2 diffusion limit dt 4 nu (1/dx^2 + 1/dy^2) <= 1, combined.
+- An obstacle is a mask of faces held at rest (direct forcing on the staircase of faces whose
+  position lies in the body); the force on the body is the sum over those faces of what the
+  momentum equation drives there (AB2 N - grad p^n, times the cell area), summed on the device
+  every step (drag and lift coefficients 2 F / (U_ref^2 L_ref)).
+- Steady state: the relative change of the velocity per unit time, max|u - u_ref| / ((t - t_ref)
+  max|u|) over windows of `steady_window` simulated time (default 0.1 L_ref / U_ref; over one
+  step, the pressure solve's tolerance would set a floor of about rtol / dt), is computed on the
+  device; observe() reads it between replays and ends the run below the tolerance.
+"""
+
+import numpy as np
+
+from ..backend import get_backend
+from ..clock import DeviceClock
+from ..precision import real_dtype
+from .incompressible_boundary import BoundaryError, parse_boundaries  # noqa: F401 (re-export)
+from .incompressible_fields import (
+    cell_velocity,
+    centreline_profiles,
+    corners_to_cells,
+    node_stream_function,
+    node_vorticity,
+)
+from .incompressible_pressure import pressure_solver
+
+ADVECTION = {"central": 1, "quick": 2}
+G = 2  # ghost layers (G of incompressible.cu)
+BLOCK = (32, 8)  # BX, BY of incompressible.cu
+FILL_THREADS = 128
+FINISH_THREADS = 256
+HISTORY_ROWS = 4096  # steps kept on the device between two observe() calls
+HIST_COLUMNS = ("t", "dt", "force_x", "force_y", "change_rate", "max_divergence",
+                "pressure_iterations", "pressure_status")
+DIAG_STEADY, DIAG_UNCONVERGED, DIAG_MAX_ITER, DIAG_ROWS, DIAG_T_REF = range(5)
+DIFFUSION_LIMIT = 0.8  # fraction of AB2's real-axis stability limit dt |lambda| <= 1
+
+
+def kernel_defines(advection, obstacle):
+    return {"ADVECTION": ADVECTION[advection], "OBSTACLE": int(bool(obstacle))}
+
+
+def kernel_variants():
+    """Every distinct compilation of incompressible.cu (for the NVRTC and PTX checks)."""
+    for advection in ADVECTION:
+        for obstacle in (False, True):
+            yield kernel_defines(advection, obstacle)
+
+
+def _blocks(n, size):
+    return -(-n // size)
+
+
+class IncompressibleSolver:
+    """The state and kernels of one incompressible flow on a 2D StructuredGrid; `step()`
+    launches one time step (capturable: no host read, the pressure solve included).
+
+    boundary            {side: spec}, see solvers.fv.incompressible_boundary
+    nu                  kinematic viscosity (Re = U_ref L_ref / nu)
+    advection           'central' or 'quick'
+    force               constant body force (fx, fy)
+    obstacle            None or a function (x, y) -> bool array: faces inside are held at rest
+    reference_velocity  U_ref of the force coefficients and the steady test's scale (default:
+                        the largest boundary speed, else 1); reference_length L_ref (default:
+                        the domain height)
+    pressure_*          preconditioner 'multigrid' | 'jacobi', relative tolerance, iteration
+                        cap, and divergence: the solve also stops once the RMS divergence it
+                        leaves is below pressure_divergence U_ref / L_ref
+    steady_tolerance    end the run when the change rate (1/s) drops below it (0: never)
+    steady_window       simulated time over which the change rate is measured
+    inflow_ramp         inflow profiles ramp up as (1 - cos(pi t / T)) / 2 over this time
+    """
+
+    name = "incompressible"
+
+    def __init__(self, grid, boundary, nu, advection="central", cfl=0.5, force=(0.0, 0.0),
+                 obstacle=None, reference_velocity=None, reference_length=None,
+                 pressure_preconditioner="multigrid", pressure_rtol=1e-6, pressure_maxiter=None,
+                 pressure_divergence=1e-6,
+                 steady_tolerance=0.0, steady_window=None, inflow_ramp=0.0, backend="auto",
+                 precision="fp32"):
+        if grid.ndim != 2:
+            raise ValueError("the incompressible solver needs a 2D grid")
+        if not nu > 0:
+            raise ValueError(f"nu must be > 0, got {nu}")
+        if advection not in ADVECTION:
+            raise ValueError(f"advection must be one of {', '.join(ADVECTION)}, got "
+                             f"'{advection}'")
+        self.grid = grid
+        self.nu = float(nu)
+        self.boundaries = parse_boundaries(boundary, grid.nx, grid.ny)
+        self.backend = get_backend(backend) if isinstance(backend, str) else backend
+        self.precision = precision
+        self.dtype = real_dtype(precision)
+        self.force = tuple(float(f) for f in force)
+        speed = self.boundaries.max_speed()
+        self.reference_velocity = float(reference_velocity or speed or 1.0)
+        self.reference_length = float(reference_length or (grid.y[1] - grid.y[0]))
+        self.steady_tolerance = float(steady_tolerance)
+        self.steady_window = float(steady_window or
+                                   0.1 * self.reference_length / self.reference_velocity)
+        self.scheme = {"advection": advection, "cfl": cfl, "time": "adams_bashforth2",
+                       "projection": "incremental", "pressure": pressure_preconditioner,
+                       "pressure_rtol": pressure_rtol}
+        nx, ny = grid.nx, grid.ny
+        b, dtype = self.backend, self.dtype
+
+        # Device state: face velocities with ghosts, their predictions and last N, pressure.
+        self.u_shape, self.v_shape = (ny + 2 * G, nx + 1 + 2 * G), (ny + 1 + 2 * G, nx + 2 * G)
+        self.u, self.us, self.nu_old, self.u_ref = (b.zeros(self.u_shape, dtype)
+                                                    for _ in range(4))
+        self.v, self.vs, self.nv_old, self.v_ref = (b.zeros(self.v_shape, dtype)
+                                                    for _ in range(4))
+        self.refresh = b.zeros((1,), np.int32)
+        self.p = b.zeros((nx * ny,), dtype)
+        self.inflow = b.to_device(self.boundaries.inflow.astype(dtype))
+        self.scale = b.zeros((1,), dtype)
+        self.has_obstacle = obstacle is not None
+        masks = self._masks(obstacle) if obstacle is not None else (np.zeros(1), np.zeros(1))
+        self.mask_u, self.mask_v = (b.to_device(m.astype(dtype)) for m in masks)
+
+        # The pressure solve: its vectors b and x are the right-hand side and the solution.
+        kinds = self.boundaries.pressure_kinds
+        maxiter = pressure_maxiter or (200 if pressure_preconditioner == "multigrid"
+                                       else 20 * max(nx, ny))
+        # An absolute floor under the relative tolerance, |r| <= atol: an RMS divergence of
+        # pressure_divergence U_ref / L_ref over the cells. Without it a relative tolerance
+        # below what the precision resolves (eps cond(A) for a smooth pressure) is never met,
+        # and CG iterates in rounding noise until it breaks down.
+        self.pressure_atol = float(pressure_divergence * self.reference_velocity
+                                   / self.reference_length * np.sqrt(nx * ny))
+        self.pressure, self.pressure_method = pressure_solver(
+            (nx, ny), (grid.dx, grid.dy), kinds, pressure_preconditioner, pressure_rtol,
+            maxiter, b, precision, self.pressure_atol)
+
+        # Reductions: per face block, then one block; the clock's dt from the rates.
+        self.face_grid = (_blocks(nx + 1, BLOCK[0]), _blocks(ny + 1, BLOCK[1]))
+        blocks = self.face_grid[0] * self.face_grid[1]
+        self.clock = DeviceClock(b, dtype, blocks, cfl)
+        self.partials = b.zeros((3 * blocks,), dtype)
+        self.force_partials = b.zeros((2 * blocks,), dtype)
+        self.diag = b.zeros((8,), np.float64)
+        self.dt_prev = b.zeros((1,), dtype)
+        self.history = b.zeros((HISTORY_ROWS * len(HIST_COLUMNS),), np.float64)
+        inv_dx, inv_dy = 1.0 / grid.dx, 1.0 / grid.dy
+        self.diffusion_rate = cfl * 4 * self.nu * (inv_dx**2 + inv_dy**2) / DIFFUSION_LIMIT
+        self.rate_floor = speed * (inv_dx + inv_dy)
+
+        k = b.module("incompressible.cu", dtype, kernel_defines(advection, obstacle))
+        codes, walls = self.boundaries.codes, self.boundaries.wall_speeds
+        self._scale = k.ins_boundary_scale.bind(1, 1, self.clock.ctrl, self.scale,
+                                                float(inflow_ramp))
+        self._fill = {fix: [k.ins_boundary.bind(
+            _blocks(lines + 1 + 2 * G, FILL_THREADS), FILL_THREADS, self.u, self.v, nx, ny, axis,
+            codes[2 * axis], codes[2 * axis + 1], walls[2 * axis], walls[2 * axis + 1],
+            self.inflow, self.scale, fix) for axis, lines in ((0, ny), (1, nx))]
+            for fix in (0, 1)}
+        self._predict = k.ins_predict.bind(
+            self.face_grid, BLOCK, self.u, self.v, self.us, self.vs, self.nu_old, self.nv_old,
+            self.mask_u, self.mask_v, self.p, self.clock.dt, self.dt_prev, nx, ny, inv_dx,
+            inv_dy, self.nu, *self.force, *codes, self.force_partials)
+        solver = self.pressure
+        self._divergence = k.ins_divergence.bind(
+            (_blocks(nx, BLOCK[0]), _blocks(ny, BLOCK[1])), BLOCK, self.us, self.vs, self.p,
+            self.clock.dt, solver.b, solver.x, nx, ny, inv_dx, inv_dy)
+        self._correct = k.ins_correct.bind(
+            self.face_grid, BLOCK, self.u, self.v, self.us, self.vs, solver.x, self.p,
+            self.clock.dt, nx, ny, inv_dx, inv_dy, *codes, self.diffusion_rate, self.rate_floor,
+            self.clock.rates, self.partials, self.u_ref, self.v_ref, self.refresh)
+        self._finish = k.ins_finish.bind(
+            1, FINISH_THREADS, self.partials, self.force_partials, blocks, self.clock.ctrl,
+            solver.state, solver.done, self.diag, self.dt_prev, self.history, HISTORY_ROWS,
+            grid.dx * grid.dy, self.steady_tolerance, self.steady_window, self.refresh)
+        self.set_state(np.zeros((nx + 1, ny)), np.zeros((nx, ny + 1)))
+
+    # -- geometry ------------------------------------------------------------------------------
+    def face_coordinates(self):
+        """((x, y) of the u faces, shape (nx + 1, ny) each; (x, y) of the v faces)."""
+        g = self.grid
+        u_faces = np.meshgrid(g.x_nodes(), g.y_centres(), indexing="ij")
+        v_faces = np.meshgrid(g.x_centres(), g.y_nodes(), indexing="ij")
+        return tuple(u_faces), tuple(v_faces)
+
+    def _masks(self, obstacle):
+        """Obstacle masks of the u and v faces, flattened x fastest (1 inside). Faces on the
+        domain's boundary keep their boundary condition (the force kernel assumes so)."""
+        masks = []
+        for axis, (x, y) in enumerate(self.face_coordinates()):
+            inside = np.array(np.broadcast_to(np.asarray(obstacle(x, y), bool), x.shape))
+            edges = [slice(None)] * 2
+            for end in (0, -1):
+                edges[axis] = end
+                inside[tuple(edges)] = False
+            masks.append(inside.T.ravel().astype(float))
+        if not any(m.any() for m in masks):
+            raise ValueError("the obstacle covers no face of the grid")
+        return masks
+
+    # -- state ---------------------------------------------------------------------------------
+    def _interior(self, array, shape):
+        """Host view [i, j] of a device face array without its ghosts."""
+        host = self.backend.to_host(array).astype(np.float64)
+        return host[G:G + shape[1], G:G + shape[0]].T
+
+    def set_state(self, u, v, p=0.0, t=0.0):
+        """Set the face velocities (u: (nx + 1, ny), v: (nx, ny + 1), indexed [i, j]), the cell
+        pressure and the time; boundary faces then take their boundary values."""
+        nx, ny = self.grid.nx, self.grid.ny
+        for name, value, shape in (("u", u, (nx + 1, ny)), ("v", v, (nx, ny + 1))):
+            if np.shape(value) != shape:
+                raise ValueError(f"{name} must have shape {shape} (faces), got {np.shape(value)}")
+        for target, value, shape in ((self.u, u, self.u_shape), (self.v, v, self.v_shape)):
+            padded = np.zeros(shape)
+            padded[G:G + value.shape[1], G:G + value.shape[0]] = np.asarray(value).T
+            self.backend.write(target, padded.astype(self.dtype))
+        pressure = np.broadcast_to(np.asarray(p, np.float64), self.grid.shape)
+        self.backend.write(self.p, pressure.T.ravel().astype(self.dtype))
+        for array in (self.nu_old, self.nv_old, self.dt_prev, self.refresh):
+            self.backend.fill(array, 0)
+        diag = np.zeros(8)
+        diag[DIAG_T_REF] = t
+        self.backend.write(self.diag, diag)
+        self.clock.set(t=t, steps=0)
+        self._rows_read = 0
+        self.series = {name: [] for name in HIST_COLUMNS}
+        self._scale()
+        for launch in self._fill[1]:
+            launch()
+        self.backend.write(self.u_ref, self.backend.to_host(self.u))  # the first reference
+        self.backend.write(self.v_ref, self.backend.to_host(self.v))
+        self._write_initial_rate()
+
+    def _write_initial_rate(self):
+        """The clock's first dt from the initial field (later steps leave it on the device)."""
+        u, v = self.face_velocities()
+        rate = max(np.abs(u).max() / self.grid.dx + np.abs(v).max() / self.grid.dy,
+                   self.rate_floor) + self.diffusion_rate
+        rates = np.zeros(self.clock.partials)
+        rates[0] = rate
+        self.backend.write(self.clock.rates, rates.astype(self.dtype))
+
+    def face_velocities(self):
+        """Host copies (u, v) of the face velocities, [i, j], float64."""
+        nx, ny = self.grid.nx, self.grid.ny
+        return self._interior(self.u, (nx + 1, ny)), self._interior(self.v, (nx, ny + 1))
+
+    def pressure_field(self):
+        """Cell pressure [i, j]; with no outflow side (p defined up to a constant) its mean is 0."""
+        p = self.backend.to_host(self.p).astype(np.float64).reshape(self.grid.ny,
+                                                                     self.grid.nx).T
+        return p - p.mean() if self.boundaries.closed else p
+
+    field_names = ("u", "v", "p", "vorticity", "stream_function")
+
+    def fields(self):
+        """Host copies of the cell-centred fields {u, v, p, vorticity, stream_function}."""
+        for launch in self._fill[0]:  # ghosts of the current field (for the wall vorticity)
+            launch()
+        nx, ny = self.grid.nx, self.grid.ny
+        host_u = self.backend.to_host(self.u).astype(np.float64)
+        host_v = self.backend.to_host(self.v).astype(np.float64)
+        u_padded = host_u[G - 1:G + ny + 1, G:G + nx + 1].T
+        v_padded = host_v[G:G + ny + 1, G - 1:G + nx + 1].T
+        u, v = u_padded[:, 1:-1], v_padded[1:-1]
+        uc, vc = cell_velocity(u, v)
+        dx, dy = self.grid.dx, self.grid.dy
+        return {"u": uc, "v": vc, "p": self.pressure_field(),
+                "vorticity": corners_to_cells(node_vorticity(u_padded, v_padded, dx, dy)),
+                "stream_function": corners_to_cells(node_stream_function(u, v, dx, dy))}
+
+    def plot_vectors(self):
+        """Cell-centred (u, v) for streamlines in the plots."""
+        return cell_velocity(*self.face_velocities())
+
+    # -- time stepping -----------------------------------------------------------------------
+    def step(self):
+        """Launch one time step (see the module docstring)."""
+        self.clock.finish_dt()
+        self._scale()
+        for launch in self._fill[1]:
+            launch()
+        self._predict()
+        self._divergence()
+        self.pressure.launch_solve()
+        self._correct()
+        self._finish()
+
+    # -- diagnostics, read between replays ------------------------------------------------------
+    def observe(self):
+        """Append the steps recorded since the last call to `series`; True once steady."""
+        diag = self.backend.to_host(self.diag)
+        rows = int(diag[DIAG_ROWS])
+        new = rows - self._rows_read
+        if new > 0:
+            if new > HISTORY_ROWS:
+                raise RuntimeError(f"{new} steps since the last observe(); the device keeps "
+                                   f"{HISTORY_ROWS}")
+            table = self.backend.to_host(self.history).reshape(HISTORY_ROWS, len(HIST_COLUMNS))
+            order = np.arange(self._rows_read, rows) % HISTORY_ROWS
+            for column, name in enumerate(HIST_COLUMNS):
+                self.series[name].extend(table[order, column].tolist())
+            self._rows_read = rows
+        return self.steady_tolerance > 0 and bool(diag[DIAG_STEADY])
+
+    def coefficients(self):
+        """Drag and lift coefficients 2 F / (U_ref^2 L_ref) of the recorded steps."""
+        scale = 2.0 / (self.reference_velocity**2 * self.reference_length)
+        return (np.array(self.series["force_x"]) * scale,
+                np.array(self.series["force_y"]) * scale)
+
+    def pressure_report(self):
+        diag = self.backend.to_host(self.diag)
+        return {"unconverged_solves": int(diag[DIAG_UNCONVERGED]),
+                "max_iterations": int(diag[DIAG_MAX_ITER]), "method": self.pressure_method}
+
+    def datasets(self):
+        """Extra datasets for the run file: {group: {name: array}}."""
+        self.observe()
+        drag, lift = self.coefficients()
+        series = {name: np.array(values) for name, values in self.series.items()}
+        if self.has_obstacle:
+            series["drag_coefficient"], series["lift_coefficient"] = drag, lift
+        profiles = {}
+        for name, (coords, values) in centreline_profiles(self.grid,
+                                                          *self.face_velocities()).items():
+            profiles[name] = np.stack([coords, values], axis=1)
+        return {"series": series, "profiles": profiles}
+
+    def summary(self):
+        """Integral diagnostics for sweeps and logs."""
+        self.observe()
+        u, v = self.face_velocities()
+        area = self.grid.dx * self.grid.dy
+        out = {"kinetic_energy": float(0.5 * area * ((u[:-1]**2 + u[1:]**2).sum() / 2
+                                                     + (v[:, :-1]**2 + v[:, 1:]**2).sum() / 2)),
+               "max_divergence": self.series["max_divergence"][-1]
+               if self.series["max_divergence"] else 0.0,
+               **self.pressure_report()}
+        if self.has_obstacle and self.series["force_x"]:
+            drag, lift = self.coefficients()
+            out["drag_coefficient"], out["lift_coefficient"] = float(drag[-1]), float(lift[-1])
+        return out

@@ -1,0 +1,175 @@
+"""Case-file sections of the incompressible solver, their checks, and building the solver."""
+
+import numpy as np
+
+from ..case import REQUIRED, CaseError, Key
+from ..expressions import ExpressionError, evaluate
+from ..mesh import StructuredGrid
+from .incompressible import ADVECTION, IncompressibleSolver
+from .incompressible_boundary import SIDES, BoundaryError, parse_boundaries
+from .incompressible_pressure import PRECONDITIONERS
+
+SECTIONS = {
+    "physics": {
+        "nu": Key("float", REQUIRED, minimum=0, exclusive_minimum=True,
+                  help="kinematic viscosity (Re = reference_velocity reference_length / nu)"),
+        "force_x": Key("float", 0.0, help="constant body force along x (a pressure gradient)"),
+        "force_y": Key("float", 0.0, help="constant body force along y"),
+        "reference_velocity": Key("float", None, minimum=0, exclusive_minimum=True,
+                                  help="U_ref of the drag/lift coefficients 2F/(U_ref^2 L_ref) "
+                                  "(default: the largest boundary speed)"),
+        "reference_length": Key("float", None, minimum=0, exclusive_minimum=True,
+                                help="L_ref of the coefficients (default: the domain height)"),
+    },
+    "scheme": {
+        "advection": Key("choice", "central", choices=tuple(ADVECTION),
+                         help="central (2nd order) or quick (upwind-biased, for high Re)"),
+        "cfl": Key("float", 0.5, minimum=0, exclusive_minimum=True,
+                   help="dt = cfl / (|u|/dx + |v|/dy + diffusion limit), on the device"),
+        "steady_tolerance": Key("float", 0.0, minimum=0,
+                                help="end the run once the velocity's relative change per unit "
+                                "time, max|du|/(max|u| dt) over a window, is below it (0: run "
+                                "to the end time)"),
+        "steady_window": Key("float", None, minimum=0, exclusive_minimum=True,
+                             help="simulated time over which that change is measured (default "
+                             "0.1 reference_length / reference_velocity)"),
+    },
+    "pressure": {
+        "preconditioner": Key("choice", "multigrid", choices=PRECONDITIONERS,
+                              help="of the pressure CG: multigrid (geometric, or algebraic with "
+                              "a periodic axis) or jacobi"),
+        "rtol": Key("float", 1e-6, minimum=0, exclusive_minimum=True,
+                    help="relative residual of the pressure solve, |r| <= rtol |div u*|"),
+        "divergence": Key("float", 1e-6, minimum=0, exclusive_minimum=True,
+                          help="the solve also stops once the RMS divergence it leaves is "
+                          "below this times reference_velocity / reference_length"),
+        "max_iterations": Key("int", None, minimum=1,
+                              help="iteration cap of one pressure solve (default: 200 with "
+                              "multigrid, 20 max(nx, ny) with jacobi)"),
+    },
+    "initial": {
+        "u": Key("expr", 0.0, help="x velocity: a number or an expression of x, y (at the "
+                 "x faces)"),
+        "v": Key("expr", 0.0, help="y velocity (at the y faces)"),
+        "p": Key("expr", 0.0, help="pressure (at the cell centres)"),
+        "constants": Key("table_float", {}, help="named numbers usable in every expression "
+                         "of the case (initial, inflow, obstacle)"),
+    },
+    "boundary": {
+        **{side: Key("any", REQUIRED, help="periodic, wall, {wall = speed}, slip, outflow or "
+                     "{inflow = profile} (number or expression of y on x sides, of x on y "
+                     "sides)") for side in SIDES},
+        "inflow_ramp": Key("float", 0.0, minimum=0,
+                           help="inflows rise as (1 - cos(pi t / T)) / 2 over this time T"),
+    },
+    "obstacle": {
+        "inside": Key("expr", None, help="a body held at rest: an expression of x, y, true "
+                      "inside (faces whose position is inside are forced to rest)"),
+    },
+}
+
+
+def grid_of(case):
+    mesh = case.data["mesh"]
+    if mesh["y"] is None:
+        raise case.error("mesh", "y", "the incompressible solver needs a 2D grid (ny and y)")
+    return StructuredGrid(mesh["nx"], x=mesh["x"], ny=mesh["ny"], y=mesh["y"])
+
+
+def _names(case, grid, **coordinates):
+    names = {"dx": grid.dx, "dy": grid.dy, "nu": case.data["physics"]["nu"], **coordinates}
+    names.update({k: float(v) for k, v in case.data["initial"]["constants"].items()})
+    return names
+
+
+def _evaluate(case, section, key, text, names, shape):
+    try:
+        value = np.broadcast_to(np.asarray(evaluate(text, names), float), shape)
+    except ExpressionError as error:
+        raise case.error(section, key, str(error)) from None
+    except ValueError as error:
+        raise case.error(section, key, f"result does not fit the grid ({error})") from None
+    if value.dtype != bool and not np.all(np.isfinite(value)):
+        raise case.error(section, key, "expression gives non-finite values")
+    return value
+
+
+def boundary_of(case, grid):
+    """{side: spec} with inflow expressions evaluated at the boundary faces."""
+    given = {}
+    for index, side in enumerate(SIDES):
+        spec = case.data["boundary"][side]
+        if isinstance(spec, dict) and set(spec) == {"inflow"} \
+                and isinstance(spec["inflow"], str):
+            along = {"y": grid.y_centres()} if index < 2 else {"x": grid.x_centres()}
+            count = grid.ny if index < 2 else grid.nx
+            spec = {"inflow": _evaluate(case, "boundary", side, spec["inflow"],
+                                        _names(case, grid, **along), (count,))}
+        given[side] = spec
+    try:
+        parse_boundaries(given, grid.nx, grid.ny)
+    except BoundaryError as error:
+        raise case.error("boundary", error.side, error.reason) from None
+    return given
+
+
+def obstacle_of(case, grid):
+    """A function (x, y) -> bool of the body, or None."""
+    text = case.data["obstacle"]["inside"]
+    if text is None:
+        return None
+
+    def inside(x, y):
+        names = _names(case, grid, x=x, y=y)
+        return _evaluate(case, "obstacle", "inside", text, names, x.shape).astype(bool)
+    return inside
+
+
+def initial_state(case, grid, solver_faces):
+    """(u at the x faces, v at the y faces, p at the centres) from the [initial] section."""
+    initial = case.data["initial"]
+    (ux, uy), (vx, vy) = solver_faces
+    xc, yc = grid.centres()
+    u = _evaluate(case, "initial", "u", initial["u"], _names(case, grid, x=ux, y=uy), ux.shape)
+    v = _evaluate(case, "initial", "v", initial["v"], _names(case, grid, x=vx, y=vy), vx.shape)
+    p = _evaluate(case, "initial", "p", initial["p"], _names(case, grid, x=xc, y=yc), xc.shape)
+    return u, v, p
+
+
+def check(case):
+    """Everything that can be checked before a backend exists."""
+    grid = grid_of(case)
+    boundary_of(case, grid)
+    obstacle = obstacle_of(case, grid)
+    if obstacle is not None:
+        xc, yc = grid.centres()
+        if not np.any(obstacle(xc, yc)):
+            raise case.error("obstacle", "inside", "the body covers no cell centre of the grid")
+    cfl = case.data["scheme"]["cfl"]
+    if cfl > 1:
+        raise case.error("scheme", "cfl", f"expected a value in (0, 1], got {cfl}")
+
+
+def build(case):
+    """The IncompressibleSolver described by a validated case, with its initial state set."""
+    grid = grid_of(case)
+    data = case.data
+    physics, scheme, pressure = data["physics"], data["scheme"], data["pressure"]
+    try:
+        solver = IncompressibleSolver(
+            grid, boundary_of(case, grid), physics["nu"], advection=scheme["advection"],
+            cfl=scheme["cfl"], force=(physics["force_x"], physics["force_y"]),
+            obstacle=obstacle_of(case, grid),
+            reference_velocity=physics["reference_velocity"],
+            reference_length=physics["reference_length"],
+            pressure_preconditioner=pressure["preconditioner"], pressure_rtol=pressure["rtol"],
+            pressure_maxiter=pressure["max_iterations"],
+            pressure_divergence=pressure["divergence"],
+            steady_tolerance=scheme["steady_tolerance"], steady_window=scheme["steady_window"],
+            inflow_ramp=data["boundary"]["inflow_ramp"], backend=data["run"]["backend"],
+            precision=data["run"]["precision"])
+    except ValueError as error:
+        raise CaseError(f"{case.path}: {error}") from None
+    u, v, p = initial_state(case, grid, solver.face_coordinates())
+    solver.set_state(u, v, p)
+    return solver
