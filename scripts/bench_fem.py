@@ -208,6 +208,7 @@ def bench_item(dev, label, dim, degree, n, args, copy_gbs):
             setup_s, solve_s, info = time_solve(dev, solver, name)
             row[f"{name}_setup_s"], row[f"{name}_solve_ms"] = setup_s, solve_s * 1e3
             row[f"{name}_iterations"], row[f"{name}_converged"] = info.iterations, info.converged
+            row[f"{name}_status"], row[f"{name}_residual"] = info.status, info.residual
     return row
 
 

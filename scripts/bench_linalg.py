@@ -24,8 +24,9 @@ stencil is counted as its 7-point matrix). Times: median over repeats of CUDA ev
 >= 20 launches cycling through enough (x, y) pairs that their bytes and the matrix's span 3x the
 L2 cache, eager and replayed from one captured graph.
 
-CG iteration bytes (as executed, fused Jacobi-CG): the SpMV's bytes + 13 vectors (p.q: 2;
-update: x, p, r, q and the inverse diagonal read, x, r, z written: 8; p = z + beta p: 3).
+CG iteration bytes (as executed, fused Jacobi-CG): the SpMV's bytes + 11 vectors (update: x,
+p, r, q and the inverse diagonal read, x, r, z written: 8; p = z + beta p: 3), + 2 on CSR
+(p.q in its own pass; the stencil fuses it into the SpMV).
 
 The run stops starting new items after --max-seconds; the headline items (SpMV of the first
 7-point size, CG iteration, solves) come first. A compact table is printed last; full numbers
@@ -652,7 +653,8 @@ def versions(dev):
 NOTES = [
     "SpMV bytes: values + int32 column indices (nnz each) + int32 row pointers (rows + 1) + "
     "x + y, the same for CSR, SELL and cuSPARSE; stencil: x + y (+ 1/k per cell when "
-    "variable). FLOPs: 2 per nonzero. CG iteration bytes: the SpMV's + 13 vectors.",
+    "variable). FLOPs: 2 per nonzero. CG iteration bytes: the SpMV's + 11 vectors (+ 2 on "
+    "CSR, whose p.q is a pass of its own).",
     "cuSPARSE via cupyx: 'matmul' is A @ x (allocates y from CuPy's pool and zero-fills it "
     "every call); 'spmv_y' is cupyx.cusparse.spmv(A, x, y=y) (y preallocated, but cupyx "
     "allocates the SpMV workspace and creates descriptors every call: its API cannot take "
@@ -660,7 +662,8 @@ NOTES = [
     "x_baseline: the baseline's eager time over ours, eager or graph replay; GB/s from the "
     "graph replay (the baseline: eager).",
     "CG iteration: (t(N2) - t(N1)) / (N2 - N1) over fixed-iteration solves (rtol 1e-30), "
-    "host clock from idle to idle; ours reads its status every 20 iterations, cupyx's cg "
+    "host clock from idle to idle; ours is one graph replay whose iterations loop on the "
+    "device ('chunked': graphs of 20 iterations with a status read between them), cupyx's cg "
     "reads the residual norm every iteration and allocates its vectors from the pool.",
     "Solves: fp32, rhs U(-1, 1), ||b - A x|| <= 1e-6 ||b|| (the unpreconditioned residual in "
     "every solver); Jacobi for cupyx and SciPy through a LinearOperator; 'residual' is the "

@@ -19,7 +19,9 @@ class CaseError(ValueError):
 
 
 # Solver name -> the module with its case sections, check(case) and build(case).
-SOLVERS = {"euler": "solvers.fv.euler_case"}
+SOLVERS = {"euler": "solvers.fv.euler_case", "poisson": "solvers.fe.poisson_case",
+           "incompressible": "solvers.fv.incompressible_case", "heat": "solvers.fe.heat_case",
+           "elasticity": "solvers.fe.elasticity_case"}
 REQUIRED = object()
 
 
@@ -255,7 +257,10 @@ def load(path, overrides=None):
         where = locator.at("physics", "solver") if solver is not None else locator.at("physics")
         raise CaseError(f"{where}: expected solver one of {', '.join(SOLVERS)}, got {solver!r}")
     module = import_module(SOLVERS[solver])
-    schema = {**COMMON_SECTIONS, **module.SECTIONS}
+    # A solver replaces common sections with its own, and drops those it sets to None
+    # (a steady solver has no [time]).
+    schema = {name: keys for name, keys in {**COMMON_SECTIONS, **module.SECTIONS}.items()
+              if keys is not None}
     schema["physics"] = {**COMMON_SECTIONS["physics"], **module.SECTIONS.get("physics", {})}
     validated = validate(data, schema, locator)
     if validated["case"]["name"] is None:
@@ -264,7 +269,7 @@ def load(path, overrides=None):
         raise CaseError(f"{locator.at('case', 'name')}: expected letters, digits, '.', '_' or "
                         f"'-' (it names the output files), got {validated['case']['name']!r}")
     mesh = validated["mesh"]
-    if (mesh["ny"] is None) != (mesh["y"] is None):
+    if "ny" in mesh and (mesh["ny"] is None) != (mesh["y"] is None):
         raise CaseError(f"{locator.at('mesh')}: a 2D grid needs both ny and y, a 1D grid neither")
     case = Case(path=path, text=text, data=validated, solver_module=module, locator=locator)
     module.check(case)

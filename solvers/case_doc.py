@@ -43,7 +43,11 @@ def reference():
     for solver, module_name in SOLVERS.items():
         module = import_module(module_name)
         parts += [f"### Sections of `solver = \"{solver}\"`", ""]
-        parts += [section_table(name, keys) for name, keys in module.SECTIONS.items()]
+        parts += [section_table(name, keys) for name, keys in module.SECTIONS.items()
+                  if keys is not None]
+        dropped = [name for name, keys in module.SECTIONS.items() if keys is None]
+        if dropped:
+            parts += ["No " + ", ".join(f"`[{name}]`" for name in dropped) + " section.", ""]
     return "\n".join(parts)
 
 

@@ -34,7 +34,15 @@ def _summary_line(run, result):
     rate = result.cell_updates_per_second
     files = ", ".join(str(f) for f in result.files) or "nothing (write disabled)"
     device = run.solver.backend.describe()["device"]
-    return (f"{run.name}: {run.mesh.ncells} cells, {result.steps} steps to t={result.t:.6g} in "
+    if run.steady:
+        info = run.simulation.info
+        return (f"{run.name}: {run.solver.space.n} dofs on {run.mesh.ncells} cells, CG "
+                f"{info.status} in {info.iterations} iterations (residual {info.residual:.3g}) "
+                f"in {result.wall_seconds:.2f} s on {run.solver.backend.name} ({device}), "
+                f"{run.solver.precision}\n  wrote {files}")
+    steady = " (steady state reached)" if run.simulation.stopped_early else ""
+    return (f"{run.name}: {run.mesh.ncells} cells, {result.steps} steps to t={result.t:.6g}"
+            f"{steady} in "
             f"{result.wall_seconds:.2f} s ({rate:.3g} cell updates/s) on "
             f"{run.solver.backend.name} ({device}), {run.solver.precision}\n  wrote {files}")
 
@@ -44,7 +52,8 @@ def command_run(args):
     from .runner import load_case
 
     run = load_case(args.case, **_overrides(args))
-    progress = Progress(run.simulation.end_time, run.mesh.ncells, quiet=args.quiet)
+    progress = None if run.steady else Progress(run.simulation.end_time, run.mesh.ncells,
+                                                quiet=args.quiet)
     result = run.run(progress=progress)
     if not args.quiet:
         print(_summary_line(run, result))

@@ -8,6 +8,7 @@ from importlib import metadata
 
 from . import case as case_files
 from .simulation import RunError, Simulation
+from .steady import SteadySolve
 
 
 def versions():
@@ -35,10 +36,14 @@ class CaseRun:
         data = case.data
         self.output_fields = self._checked_fields("fields", self.solver.field_names)
         self.plot_fields = self._checked_fields("plot_fields", self.output_fields)
-        self.simulation = Simulation(
-            self.solver, data["time"]["end"], output_interval=data["output"]["interval"],
-            steps_per_graph=data["run"]["steps_per_graph"], graph=data["run"]["graph"],
-            max_steps=data["time"]["max_steps"])
+        self.steady = getattr(self.solver, "steady", False)
+        if self.steady:
+            self.simulation = SteadySolve(self.solver)
+        else:
+            self.simulation = Simulation(
+                self.solver, data["time"]["end"], output_interval=data["output"]["interval"],
+                steps_per_graph=data["run"]["steps_per_graph"], graph=data["run"]["graph"],
+                max_steps=data["time"]["max_steps"])
 
     def _checked_fields(self, key, available):
         names = self.case.data["output"][key] or list(available)
@@ -83,10 +88,11 @@ class CaseRun:
         """Advance to the end time. With write, snapshots and final state go to the case's
         output folder. Returns a RunResult; on RunError or interrupt the snapshots written so
         far are kept in <name>.partial.h5 and the error is re-raised."""
-        from .io.hdf5 import RunWriter
+        from .io import writer_class
 
         out_dir = self.case.data["output"]["dir"]
-        writer = RunWriter(out_dir, self.name, self.mesh, self.attrs()) if write else None
+        writer_type = writer_class(self.mesh)
+        writer = writer_type(out_dir, self.name, self.mesh, self.attrs()) if write else None
         sim = self.simulation
         if writer:
             sim.on_output = lambda s: writer.snapshot(s.t, s.steps,
@@ -104,6 +110,9 @@ class CaseRun:
             if progress:
                 progress.close()
         if writer:
+            extra = getattr(self.solver, "datasets", None)  # time series, profiles
+            if extra:
+                writer.datasets(extra())
             paths = writer.finish(result.t, result.steps, self._selected(self.output_fields))
             result.files = list(paths.values())
             if self.case.data["output"]["plot"]:
@@ -119,8 +128,13 @@ class CaseRun:
         from .io.plot import plot_fields
 
         path = Path(out_dir) / f"{self.name}.png"
-        title = f"{self.name}: t = {self.t:.4g}, {self.steps} steps"
-        plot_fields(path, self.mesh, self._selected(self.plot_fields), self.plot_fields, title)
+        title = (f"{self.name}: {self.steps} CG iterations" if self.steady
+                 else f"{self.name}: t = {self.t:.4g}, {self.steps} steps")
+        vectors = getattr(self.solver, "plot_vectors", None)
+        # A solver may draw its fields on another mesh (elasticity: the deformed shape).
+        mesh, note = getattr(self.solver, "plot_mesh", lambda: (self.mesh, ""))()
+        plot_fields(path, mesh, self._selected(self.plot_fields), self.plot_fields,
+                    title + note, streamlines=vectors() if vectors else None)
         return path
 
 

@@ -49,6 +49,7 @@ class Simulation:
         self.stepper = Stepper(solver.backend, solver.step, steps_per_graph, graph)
         self._eager = Stepper(solver.backend, solver.step, 1, graph=False)
         self.reading = solver.clock.read()
+        self.stopped_early = False
 
     @property
     def t(self):
@@ -78,26 +79,38 @@ class Simulation:
         self.solver.clock.set(t_stop=self.end_time)
         for _ in range(n):
             self._eager.advance()
+            self._solver_finished()
         self.reading = self.solver.clock.read()
         self._check()
         return self.reading
 
+    def _solver_finished(self):
+        """A solver with observe() reads its own diagnostics between replays (force series,
+        say) and may end the run early by returning True (a steady state reached)."""
+        observe = getattr(self.solver, "observe", None)
+        self.stopped_early = bool(observe and observe())
+        return self.stopped_early
+
     def run(self):
-        """Advance to the end time, writing output; returns a RunResult."""
+        """Advance to the end time (or until the solver's observe() says it is done), writing
+        output; returns a RunResult."""
         start = time.perf_counter()
         steps0 = self.steps
         for target in output_times(self.end_time, self.output_interval):
             if target < self.t:
                 continue
             self.solver.clock.set(t_stop=target)
-            while self.t < target:
+            while self.t < target and not self.stopped_early:
                 self.stepper.advance()
                 self.reading = self.solver.clock.read()
                 self._check()
+                self._solver_finished()
                 if self.on_progress:
                     self.on_progress(self, time.perf_counter() - start)
             if self.on_output:
                 self.on_output(self)
+            if self.stopped_early:
+                break
         wall = time.perf_counter() - start
         updates = (self.steps - steps0) * self.solver.grid.ncells
         return RunResult(t=self.t, steps=self.steps, wall_seconds=wall,

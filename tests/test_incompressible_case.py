@@ -99,3 +99,16 @@ def test_schafer_turek_2d1_drag_and_lift(tmp_path, backend, cells, end, drag_tol
     assert drag[-1] == pytest.approx(5.5795, rel=drag_tol)
     assert abs(lift[-1]) < lift_tol
     assert abs(drag[-1] - drag[-20]) < 1e-3 * drag[-1]  # steady
+
+
+def test_cli_reports_a_run_that_reached_its_steady_state(tmp_path, capsys):
+    """The cavity at 16^2 reaches its steady tolerance long before time.end = 60: the run
+    stops early, exit status 0, and the summary says why it ended before the end time."""
+    from solvers.cli import main
+
+    status = main(["run", str(CASES / "cavity_re100.toml"), "--backend", "host",
+                   "--out", str(tmp_path), "--set", "mesh.nx=16", "--set", "mesh.ny=16"])
+    assert status == 0
+    assert "(steady state reached)" in capsys.readouterr().out
+    with h5py.File(tmp_path / "cavity_re100.h5") as f:
+        assert f.attrs["time"] < 60
