@@ -117,6 +117,30 @@ def test_whole_solve_replays_from_one_graph(backend_name):
         assert captured.info().iterations == info_eager.iterations > 10
 
 
+def test_without_device_loops_a_captured_solve_holds_maxiter_iterations(monkeypatch):
+    """Where the backend cannot loop inside a graph (CUDA < 12.4, no cuda-bindings), a solve
+    captured into a step holds maxiter iterations that are no-ops once converged: the same
+    bits as the looping solve; a bare loop without a fallback is a CaptureError."""
+    from solvers.backend.base import CaptureError
+
+    backend = get_backend("host")
+    op = OPERATORS["laplace2d"]("host", "fp32")
+    b = random_rhs(op.n, 3)
+    looping = ConjugateGradient(op, "jacobi", rtol=1e-5, maxiter=400)
+    x_loop, info_loop = looping.solve(b)
+    monkeypatch.setattr(backend, "device_loops", lambda: "no conditional nodes here")
+    unrolled = ConjugateGradient(op, "jacobi", rtol=1e-5, maxiter=400, graph=False)
+    unrolled.launch_solve()  # warm-up outside the capture
+    step = backend.capture(unrolled.launch_solve)
+    backend.write(unrolled.b, b.astype(np.float32))
+    backend.fill(unrolled.x, 0)
+    step.replay()
+    np.testing.assert_array_equal(backend.to_host(unrolled.x), backend.to_host(x_loop))
+    assert unrolled.info().iterations == info_loop.iterations
+    with pytest.raises(CaptureError, match="no conditional nodes here"):
+        backend.capture(lambda: backend.loop_until(unrolled.iterate, unrolled.done))
+
+
 def test_repeat_solves_are_deterministic(backend_name):
     op = OPERATORS["laplace3d"](backend_name, "fp32")
     cg = ConjugateGradient(op, "jacobi", rtol=1e-5)
