@@ -24,7 +24,7 @@ def test_python_examples_run(tmp_path, monkeypatch):
     (tmp_path / "cases").symlink_to(ROOT / "cases")
     monkeypatch.chdir(tmp_path)
     blocks = (ROOT / "README.md").read_text().split("```python\n")[1:]
-    assert len(blocks) == 3
+    assert len(blocks) == 4
     for block in blocks:
         exec(compile(block.split("```")[0], "README.md", "exec"), {})
     assert (tmp_path / "out" / "sod.h5").exists()
