@@ -76,15 +76,10 @@ REDUCTION BLOCK_KERNEL void cg_start_partials(const real* __restrict__ r, const 
         s_rr[threadIdx.x] = rr;
         s_bb[threadIdx.x] = bb;
     }
-    block_sum(s_rz);
-    block_sum(s_rr);
+    store_two_partials(s_rz, s_rr, partials);
     block_sum(s_bb);
     PHASE {
-        if (threadIdx.x == 0) {
-            partials[blockIdx.x] = s_rz[0];
-            partials[PARTIAL_SLOT + blockIdx.x] = s_rr[0];
-            partials[2 * PARTIAL_SLOT + blockIdx.x] = s_bb[0];
-        }
+        if (threadIdx.x == 0) partials[2 * PARTIAL_SLOT + blockIdx.x] = s_bb[0];
     }
 }
 

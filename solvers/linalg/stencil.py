@@ -88,6 +88,8 @@ class StencilLaplacian(LinearOperator):
         else:
             inverse = np.ones(1, dtype)  # not read by the constant-coefficient kernel
         self._inv_coef = self.backend.to_device(inverse)
+        self._no_dot = self.backend.zeros((1,), np.float64)
+        self._no_tickets = self.backend.zeros((1,), np.int32)
         self._dirichlet = sum(1 << s for s, side in enumerate(SIDES[:2 * self.ndim])
                               if self.boundary[side] == "dirichlet")
         self._kernel = self.backend.module(
@@ -114,14 +116,16 @@ class StencilLaplacian(LinearOperator):
         layers = LAYERS_3D if self.ndim == 3 else 1
         grid = (-(-nx // BLOCK[0]), min(-(-ny // BLOCK[1]), MAX_GRID_YZ),
                 min(-(-nz // layers), MAX_GRID_YZ))
+        if dot is None:  # the dot's arguments, never touched when with_dot is 0
+            return self._kernel.bind(grid, BLOCK, x, y, self._inv_coef, nx, ny, nz,
+                                     *self._weights, self._dirichlet, 0, self._no_dot,
+                                     self._no_dot, self._no_tickets)
         # The dot's per-block partial sums and last-block counter belong to this binding (the
         # launch holds them).
-        partials = self.backend.zeros((int(np.prod(grid)) if dot is not None else 1,),
-                                      np.float64)
+        partials = self.backend.zeros((int(np.prod(grid)),), np.float64)
         tickets = self.backend.zeros((1,), np.int32)
         return self._kernel.bind(grid, BLOCK, x, y, self._inv_coef, nx, ny, nz,
-                                 *self._weights, self._dirichlet, int(dot is not None),
-                                 partials, partials if dot is None else dot, tickets)
+                                 *self._weights, self._dirichlet, 1, partials, dot, tickets)
 
     def diagonal(self):
         """The diagonal of A, host float64: the sum of the cell's face weights."""
