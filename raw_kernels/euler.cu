@@ -23,7 +23,7 @@
 #define BC_INFLOW 3
 
 // Primitive state. In the frame of a face: velocity normal (un) and tangential (ut) to it; in
-// the lab frame (the shared-memory box of a stage block): un = vx, ut = vy.
+// the lab frame (the shared-memory arrays of a stage block): un = vx, ut = vy.
 struct Prim {
     real rho, un, ut, p;
 };
@@ -33,31 +33,37 @@ struct Flux {
     real mass, mom_n, mom_t, energy;
 };
 
-// Threads of a stage block, and the cells it updates: every thread computes the flux through
-// the low x face (and low y face) of its cell, so a block of BLOCK_X x BLOCK_Y threads has all
-// the faces of (BLOCK_X - 1) x (BLOCK_Y - 1) cells and computes each face once.
+// The tile of cells a stage block updates, one thread per cell, and the shared-memory arrays
+// of its phases, each indexed by tile coordinates (cx, cy) of the cell (or of the cell above a
+// face: face cx is the low x face of cell cx):
+//   box    primitive states of the tile and two halo layers     cx -2 .. TILE_X + 1, cy -2 ..
+//   x_lo, x_hi  the reconstructed states at a cell's low and high x faces, for the tile's
+//          rows and one halo column each side                     cx -1 .. TILE_X, cy 0 ..
+//   y_lo, y_hi  the same in y                                     cx 0 .., cy -1 .. TILE_Y
+//   flux_x, flux_y  the tile's faces, times dt/dx (dt/dy)         cx 0 .. TILE_X, cy 0 ..
 #if DIM == 2
-#define BLOCK_X 32
-#define BLOCK_Y 8
-#define CELLS_Y (BLOCK_Y - 1)
+#define TILE_X 32
+#define TILE_Y 8
 #define HALO_Y 2
 #else
-#define BLOCK_X 256
-#define BLOCK_Y 1
-#define CELLS_Y 1
+#define TILE_X 256
+#define TILE_Y 1
 #define HALO_Y 0
 #endif
-#define CELLS_X (BLOCK_X - 1)
-#define THREADS (BLOCK_X * BLOCK_Y)
-// The primitive states a block reads: the stencils (i - 2 .. i + 1) of its threads' low faces,
-// columns i0 - 2 .. i0 + BLOCK_X and, in 2D, rows j0 - 2 .. j0 + BLOCK_Y.
-#define BOX_X (BLOCK_X + 3)
+#define THREADS (TILE_X * TILE_Y)
+#define BOX_X (TILE_X + 4)
+#define BOX (BOX_X * (TILE_Y + 2 * HALO_Y))
+#define BOX_AT(cx, cy) (((cy) + HALO_Y) * BOX_X + (cx) + 2)
+#define X_STATES (TILE_Y * (TILE_X + 2))
+#define X_STATE_AT(cx, cy) ((cy) * (TILE_X + 2) + (cx) + 1)
+#define X_FACES (TILE_Y * (TILE_X + 1))
+#define X_FACE_AT(cx, cy) ((cy) * (TILE_X + 1) + (cx))
 #if DIM == 2
-#define BOX_Y (BLOCK_Y + 3)
-#else
-#define BOX_Y 1
+#define Y_STATES ((TILE_Y + 2) * TILE_X)
+#define Y_STATE_AT(cx, cy) (((cy) + 1) * TILE_X + (cx))
+#define Y_FACES ((TILE_Y + 1) * TILE_X)
+#define Y_FACE_AT(cx, cy) ((cy) * TILE_X + (cx))
 #endif
-#define BOX (BOX_X * BOX_Y)
 
 // Boundary kinds are separate members, not an array: a runtime index into an array would put
 // the whole struct in (slow) local memory.
@@ -75,6 +81,27 @@ DEVICE real sum_of_squares(real a, real b)
 {
     const real lo = fmin(fabs(a), fabs(b)), hi = fmax(fabs(a), fabs(b));
     return lo * lo + hi * hi;
+}
+
+// Primitive state of stored cell c in the lab frame, its velocity components times flip_x and
+// flip_y (-1 mirrors them at a wall).
+DEVICE Prim cell_prim(const real* u, int ncell, int c, real flip_x, real flip_y, real gamma)
+{
+    Prim w;
+    const real rho = u[c];
+    const real inv_rho = approx_recip(rho);
+    const real vx = u[ncell + c] * inv_rho;
+#if DIM == 2
+    const real vy = u[2 * ncell + c] * inv_rho;
+#else
+    const real vy = R(0);
+    (void)flip_y;
+#endif
+    w.rho = rho;
+    w.un = flip_x * vx;
+    w.ut = flip_y * vy;
+    w.p = (gamma - R(1)) * (u[VAR_E * ncell + c] - R(0.5) * rho * sum_of_squares(vx, vy));
+    return w;
 }
 
 // Primitive state of cell (i, j) in the lab frame (un = vx, ut = vy). The cell may be
@@ -118,23 +145,7 @@ DEVICE Prim lab_prim(const Grid& g, int i, int j)
             if (kind == BC_REFLECTIVE) flip_y = R(-1);
         }
     }
-
-    const int ncell = g.nx * g.ny;
-    const int c = j * g.nx + i;
-    const real rho = g.u[c];
-    const real inv_rho = R(1) / rho;
-    const real vx = g.u[ncell + c] * inv_rho;
-#if DIM == 2
-    const real vy = g.u[2 * ncell + c] * inv_rho;
-#else
-    const real vy = R(0);
-    (void)flip_y;
-#endif
-    w.rho = rho;
-    w.un = flip_x * vx;
-    w.ut = flip_y * vy;
-    w.p = (g.gamma - R(1)) * (g.u[VAR_E * ncell + c] - R(0.5) * rho * sum_of_squares(vx, vy));
-    return w;
+    return cell_prim(g.u, g.nx * g.ny, j * g.nx + i, flip_x, flip_y, g.gamma);
 }
 
 // Largest stable 1/dt of one cell from its conserved variables: (|vx| + c)/dx + (|vy| + c)/dy.
@@ -142,10 +153,11 @@ DEVICE Prim lab_prim(const Grid& g, int i, int j)
 DEVICE real cell_rate(real rho, real mx, real my, real energy, real gamma, real inv_dx,
                       real inv_dy)
 {
-    const real vx = mx / rho, vy = my / rho;
+    const real inv_rho = approx_recip(rho);
+    const real vx = mx * inv_rho, vy = my * inv_rho;
     const real p = (gamma - R(1)) * (energy - R(0.5) * rho * sum_of_squares(vx, vy));
     if (!(rho > R(0) && p > R(0))) return REAL_INF;
-    const real a = sqrt(gamma * p / rho);
+    const real a = approx_sqrt(gamma * p * inv_rho);
     real rate = (fabs(vx) + a) * inv_dx;
 #if DIM == 2
     rate += (fabs(vy) + a) * inv_dy;
@@ -155,37 +167,35 @@ DEVICE real cell_rate(real rho, real mx, real my, real energy, real gamma, real 
     return rate < REAL_INF ? rate : REAL_INF;
 }
 
-#if LIMITER == 1
-DEVICE real limited_slope(real dl, real dr)
+// Half the limited slope of a cell from its differences to the left (dl) and right (dr)
+// neighbours: face value = cell value +- this. Zero at an extremum (dl * dr <= 0).
+#if RECONSTRUCTION == 1
+DEVICE real half_slope(real dl, real dr)
+{
+    (void)dl;
+    (void)dr;
+    return R(0);
+}
+#elif LIMITER == 1
+DEVICE real half_slope(real dl, real dr)
 {
     if (dl * dr <= R(0)) return R(0);
-    return fabs(dl) < fabs(dr) ? dl : dr;
+    return R(0.5) * (fabs(dl) < fabs(dr) ? dl : dr);
 }
 #elif LIMITER == 2
-DEVICE real limited_slope(real dl, real dr)
+DEVICE real half_slope(real dl, real dr)
 {
     if (dl * dr <= R(0)) return R(0);
-    return R(2) * dl * dr / (dl + dr);
+    return dl * dr / (dl + dr);
 }
 #else
-DEVICE real limited_slope(real dl, real dr)
+DEVICE real half_slope(real dl, real dr)
 {
     if (dl * dr <= R(0)) return R(0);
-    const real m = fmin(fmin(R(2) * fabs(dl), R(2) * fabs(dr)), R(0.5) * fabs(dl + dr));
+    const real m = fmin(fmin(fabs(dl), fabs(dr)), R(0.25) * fabs(dl + dr));
     return dl > R(0) ? m : -m;
 }
 #endif
-
-// Half the limited slope of cell b, whose neighbours are a and c: face value = b +- this.
-DEVICE Prim half_slope(const Prim& a, const Prim& b, const Prim& c)
-{
-    Prim s;
-    s.rho = R(0.5) * limited_slope(b.rho - a.rho, c.rho - b.rho);
-    s.un = R(0.5) * limited_slope(b.un - a.un, c.un - b.un);
-    s.ut = R(0.5) * limited_slope(b.ut - a.ut, c.ut - b.ut);
-    s.p = R(0.5) * limited_slope(b.p - a.p, c.p - b.p);
-    return s;
-}
 
 struct Gas {
     real gamma, inv_gm1;  // ratio of specific heats, 1 / (gamma - 1)
@@ -206,14 +216,20 @@ DEVICE real total_energy(const Prim& w, const Gas& gas)
     return w.p * gas.inv_gm1 + R(0.5) * w.rho * (w.un * w.un + w.ut * w.ut);
 }
 
+// sqrt(gamma p / rho), as gamma p / sqrt(gamma p rho): one approximate reciprocal square root.
+DEVICE real sound_speed(const Prim& w, const Gas& gas)
+{
+    const real gp = gas.gamma * w.p;
+    return gp * approx_rsqrt(gp * w.rho);
+}
+
 #if RIEMANN == 1
 // Rusanov (local Lax-Friedrichs).
 DEVICE Flux riemann_flux(const Prim& l, const Prim& r, const Gas& gas)
 {
     const real el = total_energy(l, gas), er = total_energy(r, gas);
     const Flux fl = physical_flux(l, el), fr = physical_flux(r, er);
-    const real cl = sqrt(gas.gamma * l.p / l.rho), cr = sqrt(gas.gamma * r.p / r.rho);
-    const real s = fmax(fabs(l.un) + cl, fabs(r.un) + cr);
+    const real s = fmax(fabs(l.un) + sound_speed(l, gas), fabs(r.un) + sound_speed(r, gas));
     Flux f;
     f.mass = R(0.5) * (fl.mass + fr.mass) - R(0.5) * s * (r.rho - l.rho);
     f.mom_n = R(0.5) * (fl.mom_n + fr.mom_n) - R(0.5) * s * (r.rho * r.un - l.rho * l.un);
@@ -222,103 +238,113 @@ DEVICE Flux riemann_flux(const Prim& l, const Prim& r, const Gas& gas)
     return f;
 }
 #else
-// HLLC flux of the star state on one side: w is that side's state, s its wave speed and
-// m = rho (s - un) its mass flux relative to the wave.
-DEVICE Flux hllc_star_flux(const Prim& w, real energy, real inv_rho, real s, real m, real s_star)
-{
-    const Flux f = physical_flux(w, energy);
-    const real k = m / (s - s_star);
-    Flux out;
-    out.mass = f.mass + s * (k - w.rho);
-    out.mom_n = f.mom_n + s * (k * s_star - w.rho * w.un);
-    out.mom_t = f.mom_t + s * (k * w.ut - w.rho * w.ut);
-    const real e_star = k * (energy * inv_rho + (s_star - w.un) * (s_star + w.p / m));
-    out.energy = f.energy + s * (e_star - energy);
-    return out;
-}
-
-// HLLC (Toro, Spruce and Speares 1994) with Davis wave-speed estimates.
+// HLLC (Toro, Spruce and Speares 1994) with Davis wave-speed estimates. The flux of the side
+// K whose state the face sees (the upwind side of the contact, or of the whole fan when it is
+// supersonic); in the star region F*_K = F_K + S_K (U*_K - U_K) with, for m = rho (S_K - un)
+// and q = 1 / (S_K - S*), U*_K = q (m, m S*, m ut, (S_K - un) E + (S* - un)(m S* + p)).
 DEVICE Flux riemann_flux(const Prim& l, const Prim& r, const Gas& gas)
 {
-    const real inv_rl = R(1) / l.rho, inv_rr = R(1) / r.rho;
-    const real cl = sqrt(gas.gamma * l.p * inv_rl), cr = sqrt(gas.gamma * r.p * inv_rr);
+    const real cl = sound_speed(l, gas), cr = sound_speed(r, gas);
     const real sl = fmin(l.un - cl, r.un - cr);
     const real sr = fmax(l.un + cl, r.un + cr);
-    const real el = total_energy(l, gas), er = total_energy(r, gas);
-    if (sl >= R(0)) return physical_flux(l, el);
-    if (sr <= R(0)) return physical_flux(r, er);
     const real ml = l.rho * (sl - l.un), mr = r.rho * (sr - r.un);
-    const real s_star = (r.p - l.p + l.un * ml - r.un * mr) / (ml - mr);
-    // Select the upwind side's inputs, then evaluate one star flux: no divergent branch in a
-    // warp whose faces see contacts moving both ways.
-    const bool left = s_star >= R(0);
-    return hllc_star_flux(left ? l : r, left ? el : er, left ? inv_rl : inv_rr, left ? sl : sr,
-                          left ? ml : mr, s_star);
+    const real s_star = (r.p - l.p + l.un * ml - r.un * mr) * approx_recip(ml - mr);
+    // Select the side's inputs, then evaluate one flux: no divergent branch in a warp whose
+    // faces see contacts moving both ways.
+    const bool left = sl >= R(0) || (sr > R(0) && s_star >= R(0));
+    const Prim w = left ? l : r;
+    const real energy = total_energy(w, gas);
+    Flux f = physical_flux(w, energy);
+    if (sl < R(0) && sr > R(0)) {
+        const real s = left ? sl : sr, m = left ? ml : mr;
+        const real q = approx_recip(s - s_star);
+        const real e_star = q * ((s - w.un) * energy + (s_star - w.un) * (m * s_star + w.p));
+        f.mom_n = f.mom_n + s * (m * q * s_star - f.mass);
+        f.mass = f.mass + s * (m * q - w.rho);
+        f.mom_t = f.mass * w.ut;
+        f.energy = f.energy + s * (e_star - energy);
+    }
+    return f;
 }
 #endif
 
-// Flux through the face between cells b and c; a and d are the next cells out.
-DEVICE Flux face_flux(const Prim& a, const Prim& b, const Prim& c, const Prim& d, const Gas& gas)
+// The reconstructed states at the low and high faces of the box cell k along the axis whose
+// neighbours are `stride` entries away, stored at entry s of lo and hi.
+template <int N>
+DEVICE void reconstruct(const real (*box)[BOX], int k, int stride, real (*lo)[N], real (*hi)[N],
+                        int s)
 {
-#if RECONSTRUCTION == 2
-    const Prim sb = half_slope(a, b, c), sc = half_slope(b, c, d);
-    Prim l, r;
-    l.rho = b.rho + sb.rho;
-    l.un = b.un + sb.un;
-    l.ut = b.ut + sb.ut;
-    l.p = b.p + sb.p;
-    r.rho = c.rho - sc.rho;
-    r.un = c.un - sc.un;
-    r.ut = c.ut - sc.ut;
-    r.p = c.p - sc.p;
-    return riemann_flux(l, r, gas);
-#else
-    (void)a;
-    (void)d;
-    return riemann_flux(b, c, gas);
-#endif
+    for (int v = 0; v < 4; ++v) {
+        const real b = box[v][k];
+        const real h = half_slope(b - box[v][k - stride], box[v][k + stride] - b);
+        lo[v][s] = b - h;
+        hi[v][s] = b + h;
+    }
 }
 
-// Box entry k seen from a face normal to axis `dir` (0 x, 1 y).
-DEVICE Prim box_prim(const real (*box)[BOX], int k, int dir)
+// Entry k of a lab-frame state array seen from a face normal to axis `dir` (0 x, 1 y).
+template <int N>
+DEVICE Prim face_state(const real (*states)[N], int k, int dir)
 {
     Prim w;
-    w.rho = box[0][k];
-    w.un = dir == 0 ? box[1][k] : box[2][k];
-    w.ut = dir == 0 ? box[2][k] : box[1][k];
-    w.p = box[3][k];
+    w.rho = states[0][k];
+    w.un = dir == 0 ? states[1][k] : states[2][k];
+    w.ut = dir == 0 ? states[2][k] : states[1][k];
+    w.p = states[3][k];
     return w;
+}
+
+// The flux through the face between state `left` of the high-side array and state `right` of
+// the low-side array, along axis dir, times dt/dx, stored in the lab frame at entry f of flux.
+template <int N, int F>
+DEVICE void face_flux(const real (*hi)[N], int left, const real (*lo)[N], int right, int dir,
+                      const Gas& gas, real dt_dx, real (*flux)[F], int f)
+{
+    const Flux g = riemann_flux(face_state(hi, left, dir), face_state(lo, right, dir), gas);
+    flux[0][f] = g.mass * dt_dx;
+#if DIM == 2
+    flux[1][f] = (dir == 0 ? g.mom_n : g.mom_t) * dt_dx;
+    flux[2][f] = (dir == 0 ? g.mom_t : g.mom_n) * dt_dx;
+#else
+    flux[1][f] = g.mom_n * dt_dx;
+#endif
+    flux[VAR_E][f] = g.energy * dt_dx;
 }
 
 // One Runge-Kutta stage, flux and update fused: out = (1 - w) u0 + w (u + dt L(u)), written
 // as u0 + w (stage - u0) so that the weights sum to exactly 1 in `real` and the totals stay
 // conserved to rounding (1/3 + 2/3 rounded to float is not 1). w == 1 (a first stage) does not
-// read u0. Each block loads its cells' primitive states once into shared memory, computes
-// every face flux once (both cells of a face use the same bits: conservation to rounding, and
-// x <-> y symmetric problems stay symmetric to the bit), then updates its cells, reading each
-// conserved variable of u (and u0) and writing each of out once. With write_rates it also
-// leaves per block the largest stability rate of the new state in rates, for the next dt.
-// dt == 0 means the run has reached its stop time: the stage writes nothing.
+// read u0. A block loads its tile's primitive states once into shared memory, reconstructs
+// each cell's face states once, computes every face flux once (both cells of a face use the
+// same bits: conservation to rounding, and x <-> y symmetric problems stay symmetric to the
+// bit), then updates its cells, reading each conserved variable of u (and u0) and writing each
+// of out once. With write_rates it also leaves per block the largest stability rate of the new
+// state in rates, for the next dt. dt == 0 means the run has reached its stop time: the stage
+// writes nothing.
 BLOCK_KERNEL void euler_stage(const real* __restrict__ u, const real* u0, real* out,
                               const real* __restrict__ dt_dev, const real* __restrict__ inflow,
                               real* __restrict__ rates, int nx, int ny, int bc_xlo, int bc_xhi,
                               int bc_ylo, int bc_yhi, real inv_dx, real inv_dy, real gamma,
-                              real w, int write_rates)
+                              real inv_gm1, real w, int write_rates)
 {
     __shared__ real box[4][BOX];
-    __shared__ real flux_x[NVAR][THREADS];
+    __shared__ real x_lo[4][X_STATES], x_hi[4][X_STATES];
+    __shared__ real flux_x[NVAR][X_FACES];
 #if DIM == 2
-    __shared__ real flux_y[NVAR][THREADS];
+    __shared__ real y_lo[4][Y_STATES], y_hi[4][Y_STATES];
+    __shared__ real flux_y[NVAR][Y_FACES];
 #endif
-    __shared__ real cons[NVAR][THREADS];  // u (and u0) of each thread's own cell
-    __shared__ real cons0[NVAR][THREADS];
     __shared__ real block_rates[THREADS];
 
     // Block-uniform values (the same in every thread, so they may live across barriers).
     const real dt = dt_dev[0];
     if (dt == R(0)) return;
     const real dt_dx = dt * inv_dx, dt_dy = dt * inv_dy;
-    const int i0 = blockIdx.x * CELLS_X, j0 = blockIdx.y * CELLS_Y;
+    const int i0 = blockIdx.x * TILE_X, j0 = blockIdx.y * TILE_Y;
+    const int ncell = nx * ny;
+    // A tile whose box lies inside the grid reads its states without boundary mapping.
+    const bool inside = i0 >= 2 && i0 + TILE_X + 2 <= nx &&
+                        (DIM == 1 || (j0 >= 2 && j0 + TILE_Y + 2 <= ny));
     Grid g;
     g.u = u;
     g.inflow = inflow;
@@ -331,74 +357,89 @@ BLOCK_KERNEL void euler_stage(const real* __restrict__ u, const real* u0, real* 
     g.gamma = gamma;
     Gas gas;
     gas.gamma = gamma;
-    gas.inv_gm1 = R(1) / (gamma - R(1));
+    gas.inv_gm1 = inv_gm1;
 
-    // Every global read of the stage: primitive states of the tile and its halo, and the
-    // conserved variables of the thread's own cell (all loads in flight together).
+    // Primitive states of the tile and its halo.
     PHASE {
-        for (int k = threadIdx.y * BLOCK_X + threadIdx.x; k < BOX; k += THREADS) {
-            const Prim p = lab_prim(g, i0 - 2 + k % BOX_X, j0 - HALO_Y + k / BOX_X);
+        for (int k = threadIdx.y * TILE_X + threadIdx.x; k < BOX; k += THREADS) {
+            const int i = i0 - 2 + k % BOX_X, j = j0 - HALO_Y + k / BOX_X;
+            const Prim p = inside ? cell_prim(u, ncell, j * nx + i, R(1), R(1), gamma)
+                                  : lab_prim(g, i, j);
             box[0][k] = p.rho;
             box[1][k] = p.un;
             box[2][k] = p.ut;
             box[3][k] = p.p;
         }
-        const int t = threadIdx.y * BLOCK_X + threadIdx.x;
-        const int i = i0 + threadIdx.x, j = j0 + threadIdx.y;
-        if (threadIdx.x < CELLS_X && threadIdx.y < CELLS_Y && i < nx && j < ny) {
-            const int ncell = nx * ny, c = j * nx + i;
-            for (int v = 0; v < NVAR; ++v) {
-                cons[v][t] = u[v * ncell + c];
-                if (w != R(1)) cons0[v][t] = u0[v * ncell + c];
-            }
+    }
+    __syncthreads();
+
+    // Face states of every cell whose faces the tile needs: each thread's own cell along both
+    // axes, then the halo rows (y) and columns (x), a warp-uniform kind of work per warp.
+    PHASE {
+        const int cx = threadIdx.x, cy = threadIdx.y;
+        reconstruct(box, BOX_AT(cx, cy), 1, x_lo, x_hi, X_STATE_AT(cx, cy));
+#if DIM == 2
+        reconstruct(box, BOX_AT(cx, cy), BOX_X, y_lo, y_hi, Y_STATE_AT(cx, cy));
+        int h = threadIdx.y * TILE_X + threadIdx.x;
+        if (h < 2 * TILE_X) {
+            const int hx = h % TILE_X, hy = h < TILE_X ? -1 : TILE_Y;
+            reconstruct(box, BOX_AT(hx, hy), BOX_X, y_lo, y_hi, Y_STATE_AT(hx, hy));
+        }
+        h -= 2 * TILE_X;
+#else
+        const int h = threadIdx.x;
+#endif
+        if (h >= 0 && h < 2 * TILE_Y) {
+            const int hx = h < TILE_Y ? -1 : TILE_X, hy = h % TILE_Y;
+            reconstruct(box, BOX_AT(hx, hy), 1, x_lo, x_hi, X_STATE_AT(hx, hy));
         }
     }
     __syncthreads();
 
-    // Fluxes through the low x (and y) face of each thread's cell, times dt/dx (dt/dy).
+    // Fluxes through the low x (and y) face of each thread's cell, then the tile's high faces.
     PHASE {
-        const int t = threadIdx.y * BLOCK_X + threadIdx.x;
-        const int k = (threadIdx.y + HALO_Y) * BOX_X + threadIdx.x + 2;
-        if (threadIdx.y < CELLS_Y) {
-            const Flux f = face_flux(box_prim(box, k - 2, 0), box_prim(box, k - 1, 0),
-                                     box_prim(box, k, 0), box_prim(box, k + 1, 0), gas);
-            flux_x[0][t] = f.mass * dt_dx;
-            flux_x[1][t] = f.mom_n * dt_dx;
+        const int cx = threadIdx.x, cy = threadIdx.y;
+        face_flux(x_hi, X_STATE_AT(cx - 1, cy), x_lo, X_STATE_AT(cx, cy), 0, gas, dt_dx, flux_x,
+                  X_FACE_AT(cx, cy));
 #if DIM == 2
-            flux_x[2][t] = f.mom_t * dt_dx;
-#endif
-            flux_x[VAR_E][t] = f.energy * dt_dx;
-        }
-#if DIM == 2
-        if (threadIdx.x < CELLS_X) {
-            const Flux f = face_flux(box_prim(box, k - 2 * BOX_X, 1), box_prim(box, k - BOX_X, 1),
-                                     box_prim(box, k, 1), box_prim(box, k + BOX_X, 1), gas);
-            flux_y[0][t] = f.mass * dt_dy;
-            flux_y[1][t] = f.mom_t * dt_dy;
-            flux_y[2][t] = f.mom_n * dt_dy;
-            flux_y[3][t] = f.energy * dt_dy;
-        }
+        face_flux(y_hi, Y_STATE_AT(cx, cy - 1), y_lo, Y_STATE_AT(cx, cy), 1, gas, dt_dy, flux_y,
+                  Y_FACE_AT(cx, cy));
+        int h = threadIdx.y * TILE_X + threadIdx.x;
+        if (h < TILE_X)
+            face_flux(y_hi, Y_STATE_AT(h, TILE_Y - 1), y_lo, Y_STATE_AT(h, TILE_Y), 1, gas,
+                      dt_dy, flux_y, Y_FACE_AT(h, TILE_Y));
+        h -= TILE_X;
 #else
         (void)dt_dy;
+        const int h = threadIdx.x;
 #endif
+        if (h >= 0 && h < TILE_Y)
+            face_flux(x_hi, X_STATE_AT(TILE_X - 1, h), x_lo, X_STATE_AT(TILE_X, h), 0, gas,
+                      dt_dx, flux_x, X_FACE_AT(TILE_X, h));
     }
     __syncthreads();
 
     // Update the tile's cells.
     PHASE {
-        const int t = threadIdx.y * BLOCK_X + threadIdx.x;
-        const int i = i0 + threadIdx.x, j = j0 + threadIdx.y;
+        const int t = threadIdx.y * TILE_X + threadIdx.x;
+        const int cx = threadIdx.x, cy = threadIdx.y;
+        const int i = i0 + cx, j = j0 + cy;
         real rate = R(0);
-        if (threadIdx.x < CELLS_X && threadIdx.y < CELLS_Y && i < nx && j < ny) {
-            const int ncell = nx * ny, c = j * nx + i;
+        if (i < nx && j < ny) {
+            const int c = j * nx + i;
             real next[NVAR];
             for (int v = 0; v < NVAR; ++v) {
-                real change = flux_x[v][t] - flux_x[v][t + 1];
+                real change = flux_x[v][X_FACE_AT(cx, cy)] - flux_x[v][X_FACE_AT(cx + 1, cy)];
 #if DIM == 2
-                change = change + (flux_y[v][t] - flux_y[v][t + BLOCK_X]);
+                change = change + (flux_y[v][Y_FACE_AT(cx, cy)] - flux_y[v][Y_FACE_AT(cx, cy + 1)]);
 #endif
-                const real stage = cons[v][t] + change;
-                next[v] = w == R(1) ? stage : cons0[v][t] + w * (stage - cons0[v][t]);
+                const real stage = u[v * ncell + c] + change;
+                if (w == R(1)) {
+                    next[v] = stage;
+                } else {
+                    const real start = u0[v * ncell + c];
+                    next[v] = start + w * (stage - start);
+                }
                 out[v * ncell + c] = next[v];
             }
 #if DIM == 2

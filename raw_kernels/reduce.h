@@ -2,14 +2,28 @@
 // block in linear order; their number must be a power of two.
 #pragma once
 
-// Maximum of s[0 .. threads) left in s[0]. Every thread of the block must call it.
+// Maximum of s[0 .. threads) left in s[0]. Every thread of the block must call it. The first
+// 32 threads fold the block's values into 32, then one thread folds those: two barriers and
+// work in one warp, where a halving tree costs every warp a step per level. A maximum is exact,
+// so the order of the folds does not change the result.
 DEVICE void block_max(real* s)
 {
-    for (unsigned half = blockDim.x * blockDim.y / 2; half > 0; half >>= 1) {
-        __syncthreads();
-        PHASE {
-            const unsigned t = threadIdx.y * blockDim.x + threadIdx.x;
-            if (t < half) s[t] = fmax(s[t], s[t + half]);
+    __syncthreads();
+    PHASE {
+        const unsigned t = threadIdx.y * blockDim.x + threadIdx.x, n = blockDim.x * blockDim.y;
+        if (t < 32) {
+            real m = s[t];
+            for (unsigned k = t + 32; k < n; k += 32) m = fmax(m, s[k]);
+            s[t] = m;
+        }
+    }
+    __syncthreads();
+    PHASE {
+        const unsigned n = blockDim.x * blockDim.y;
+        if (threadIdx.x == 0 && threadIdx.y == 0) {
+            real m = s[0];
+            for (unsigned k = 1; k < 32 && k < n; ++k) m = fmax(m, s[k]);
+            s[0] = m;
         }
     }
     __syncthreads();

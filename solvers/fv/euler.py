@@ -25,10 +25,8 @@ TIME_INTEGRATORS = {
     "ssp_rk3": ((1.0, 0, 1), (0.25, 1, 2), (2.0 / 3.0, 2, 0)),
 }
 
-# Threads of a stage block and the cells it updates (BLOCK_X, BLOCK_Y, CELLS_X, CELLS_Y of
-# euler.cu): each thread computes its cell's low faces, so the tile is one cell short per axis.
-STAGE_BLOCK_2D, STAGE_CELLS_2D = (32, 8), (31, 7)
-STAGE_BLOCK_1D, STAGE_CELLS_1D = (256, 1), (255, 1)
+# The tile of cells a stage block updates, one thread per cell (TILE_X, TILE_Y of euler.cu).
+STAGE_TILE = {1: (256, 1), 2: (32, 8)}
 
 
 def kernel_defines(ndim, reconstruction, limiter, riemann):
@@ -135,9 +133,8 @@ class EulerSolver:
         shape = (self.nvar, grid.ny, grid.nx)
         self.buffers = [b.zeros(shape, self.dtype) for _ in range(3 if len(self.stages) > 2 else 2)]
         self.inflow = b.to_device(inflow.astype(self.dtype))
-        block, cells = (STAGE_BLOCK_2D, STAGE_CELLS_2D) if grid.ndim == 2 else (STAGE_BLOCK_1D,
-                                                                                STAGE_CELLS_1D)
-        launch = (-(-grid.nx // cells[0]), -(-grid.ny // cells[1]))
+        tile = STAGE_TILE[grid.ndim]
+        launch = (-(-grid.nx // tile[0]), -(-grid.ny // tile[1]))
         self.clock = DeviceClock(b, self.dtype, launch[0] * launch[1], cfl)
 
         # The kernels, bound once to their arguments: the last stage also leaves the stability
@@ -148,10 +145,11 @@ class EulerSolver:
             self.clock.partials, RATE_BLOCK, self.buffers[0], self.clock.rates, grid.nx, grid.ny,
             inv_dx, inv_dy, self.gamma)
         self._stages = [
-            kernels.euler_stage.bind(launch, block, self.buffers[src], self.buffers[0],
+            kernels.euler_stage.bind(launch, tile, self.buffers[src], self.buffers[0],
                                      self.buffers[dst], self.clock.dt, self.inflow,
                                      self.clock.rates, grid.nx, grid.ny, *bc_kinds, inv_dx,
-                                     inv_dy, self.gamma, w, int(k == len(self.stages) - 1))
+                                     inv_dy, self.gamma, 1.0 / (self.gamma - 1.0), w,
+                                     int(k == len(self.stages) - 1))
             for k, (w, src, dst) in enumerate(self.stages)]
 
     # -- state -----------------------------------------------------------------------------------
