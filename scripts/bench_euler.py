@@ -46,15 +46,15 @@ UNFUSED_BYTES_PER_CELL = 400  # a margin over the ~270 B/cell the unfused fp32 s
 # them); fabs, fmin, fmax, negation, compares and selects count 0. HLLC counts its subsonic star
 # branch.
 #   cell_prim            12  (1/rho, 2 mul, pressure 9)
-#   reconstruct           28  (4 variables x (2 differences, MC half slope 3, the two face values 2))
-#   face_flux             63  (HLLC 59: sound speeds 8, wave speeds 4, m 4, S* 8, energy 7,
-#                             physical flux 6, star flux 22; times dt/dx 4)
+#   reconstruct          28  (4 variables x (2 differences, MC half slope 3, face values 2))
+#   face_flux            63  (HLLC 59: sound speeds 8, wave speeds 4, m 4, S* 8, energy 7,
+#                            physical flux 6, star flux 22; times dt/dx 4)
 # A stage block updates a tile of 32 x 8 cells: it loads 36 x 12 = 432 states, reconstructs
 # 256 cells along both axes and 80 halo cells along one, and computes 33 x 8 + 32 x 9 = 552
 # faces, so per cell
 #   stage               251  (432/256 cell_prim 20, 592/256 reconstruct 65, 552/256 face_flux
-#                             136, update of the four variables 24: flux differences 2, their
-#                             sum 1, u + change 1, u0 + w (s - u0) 2 in two stages of three)
+#                            136, update of the four variables 24: flux differences 2, their
+#                            sum 1, u + change 1, u0 + w (s - u0) 2 in two stages of three)
 # plus the last stage's stability rate of the new state (18 per cell, once a step) spread over
 # the three stages (6). Without the halo (each state, reconstruction and face once per cell):
 # 12 + 2 x 28 + 2 x 63 + 24 + 6 = 224.
