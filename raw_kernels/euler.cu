@@ -41,9 +41,11 @@ struct Flux {
 //          rows and one halo column each side                     cx -1 .. TILE_X, cy 0 ..
 //   y_lo, y_hi  the same in y                                     cx 0 .., cy -1 .. TILE_Y
 //   flux_x, flux_y  the tile's faces, times dt/dx (dt/dy)         cx 0 .. TILE_X, cy 0 ..
+// (the fluxes reuse the box's memory: the box is not read after the face states are made)
+// A block's static shared memory is at most 48 KiB: fp64 tiles are half as tall.
 #if DIM == 2
 #define TILE_X 32
-#define TILE_Y 8
+#define TILE_Y (REAL_BITS == 32 ? 8 : 4)
 #define HALO_Y 2
 #else
 #define TILE_X 256
@@ -327,12 +329,23 @@ BLOCK_KERNEL void euler_stage(const real* __restrict__ u, const real* u0, real* 
                               int bc_ylo, int bc_yhi, real inv_dx, real inv_dy, real gamma,
                               real inv_gm1, real w, int write_rates)
 {
-    __shared__ real box[4][BOX];
+    __shared__ union {
+        real box[4][BOX];
+        struct {
+            real x[NVAR][X_FACES];
+#if DIM == 2
+            real y[NVAR][Y_FACES];
+#endif
+        } flux;
+    } scratch;
     __shared__ real x_lo[4][X_STATES], x_hi[4][X_STATES];
-    __shared__ real flux_x[NVAR][X_FACES];
 #if DIM == 2
     __shared__ real y_lo[4][Y_STATES], y_hi[4][Y_STATES];
-    __shared__ real flux_y[NVAR][Y_FACES];
+#endif
+    real(*box)[BOX] = scratch.box;
+    real(*flux_x)[X_FACES] = scratch.flux.x;
+#if DIM == 2
+    real(*flux_y)[Y_FACES] = scratch.flux.y;
 #endif
     __shared__ real block_rates[THREADS];
 

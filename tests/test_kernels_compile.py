@@ -72,6 +72,15 @@ def ptx_entries(ptx):
     return dict(zip(pieces[1::2], pieces[2::2]))
 
 
+# ptxas refuses a kernel whose static __shared__ arrays exceed 48 KiB; NVRTC's PTX does not.
+STATIC_SHARED_LIMIT = 48 * 1024
+
+
+def static_shared_bytes(body):
+    """Bytes of the .shared arrays a PTX entry declares."""
+    return sum(int(size) for size in re.findall(r"\.shared\s[^;]*\[(\d+)\];", body))
+
+
 def fp64_lines(body):
     return [line.strip() for line in body.splitlines()
             if re.search(r"\.f64\b", line) and not line.strip().startswith("//")]
@@ -104,12 +113,23 @@ def test_nvrtc_compiles_clean(filename, arch, bits):
         assert log == "", f"{filename} {flags}: NVRTC warnings:\n{log}"
         entries = ptx_entries(ptx)
         assert set(entries) == set(signatures), f"{filename}: PTX entries {set(entries)}"
+        for name, body in entries.items():
+            shared = static_shared_bytes(body)
+            assert shared <= STATIC_SHARED_LIMIT, (
+                f"{filename} {flags}: kernel {name} declares {shared} bytes of shared memory")
         if bits == 32:
             for name, body in entries.items():
                 found = fp64_lines(body)
                 assert signatures[name].reduction or not found, (
                     f"{filename} {flags}: kernel {name} has FP64 arithmetic in fp32:\n"
                     + "\n".join(found[:10]))
+
+
+def test_shared_memory_count_reads_the_declarations():
+    source = ('extern "C" __global__ void f(double* a) { __shared__ double s[7000]; '
+              's[threadIdx.x] = a[threadIdx.x]; __syncthreads(); a[threadIdx.x] = s[6999]; }')
+    ptx, _ = nvrtc_compile(source, ["--gpu-architecture=compute_90"])
+    assert static_shared_bytes(ptx_entries(ptx)["f"]) == 56000 > STATIC_SHARED_LIMIT
 
 
 def test_fp64_check_catches_double_literals():

@@ -25,8 +25,10 @@ TIME_INTEGRATORS = {
     "ssp_rk3": ((1.0, 0, 1), (0.25, 1, 2), (2.0 / 3.0, 2, 0)),
 }
 
-# The tile of cells a stage block updates, one thread per cell (TILE_X, TILE_Y of euler.cu).
-STAGE_TILE = {1: (256, 1), 2: (32, 8)}
+# The tile of cells a stage block updates, one thread per cell (TILE_X, TILE_Y of euler.cu),
+# by dimension and precision.
+STAGE_TILE = {(1, "fp32"): (256, 1), (1, "fp64"): (256, 1),
+              (2, "fp32"): (32, 8), (2, "fp64"): (32, 4)}
 
 
 def kernel_defines(ndim, reconstruction, limiter, riemann):
@@ -133,7 +135,7 @@ class EulerSolver:
         shape = (self.nvar, grid.ny, grid.nx)
         self.buffers = [b.zeros(shape, self.dtype) for _ in range(3 if len(self.stages) > 2 else 2)]
         self.inflow = b.to_device(inflow.astype(self.dtype))
-        tile = STAGE_TILE[grid.ndim]
+        tile = STAGE_TILE[grid.ndim, precision]
         launch = (-(-grid.nx // tile[0]), -(-grid.ny // tile[1]))
         self.clock = DeviceClock(b, self.dtype, launch[0] * launch[1], cfl)
 
