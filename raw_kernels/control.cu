@@ -13,12 +13,12 @@
 
 // Reduce the per-block maxima of the stability rate (1/s) written by a solver's rate kernel,
 // take dt = cfl / rate, clip it to land exactly on t_stop, and advance the clock. Launched as
-// one block. Nothing later in a step reads t, so t moves forward here already.
+// one block of 1024 threads. Nothing later in a step reads t, so t moves forward here already.
 REDUCTION BLOCK_KERNEL void finish_dt(const real* __restrict__ rates, int n,
                                       double* __restrict__ ctrl, real* __restrict__ dt_out,
                                       double cfl)
 {
-    __shared__ real s[256];
+    __shared__ real s[1024];
     PHASE {
         real m = R(0);
         for (int k = threadIdx.x; k < n; k += blockDim.x) m = fmax(m, rates[k]);

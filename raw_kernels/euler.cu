@@ -181,8 +181,9 @@ DEVICE real half_slope(real dl, real dr)
 #elif LIMITER == 1
 DEVICE real half_slope(real dl, real dr)
 {
-    if (dl * dr <= R(0)) return R(0);
-    return R(0.5) * (fabs(dl) < fabs(dr) ? dl : dr);
+    // sign(dl) dr < 0 (opposite signs) gives 0 through the max.
+    const real sign = copysign(R(1), dl);
+    return sign * R(0.5) * fmax(R(0), fmin(fabs(dl), sign * dr));
 }
 #elif LIMITER == 2
 DEVICE real half_slope(real dl, real dr)
@@ -193,9 +194,9 @@ DEVICE real half_slope(real dl, real dr)
 #else
 DEVICE real half_slope(real dl, real dr)
 {
-    if (dl * dr <= R(0)) return R(0);
-    const real m = fmin(fmin(fabs(dl), fabs(dr)), R(0.25) * fabs(dl + dr));
-    return dl > R(0) ? m : -m;
+    // sign(dl) dr < 0 (opposite signs) gives 0 through the max.
+    const real sign = copysign(R(1), dl);
+    return sign * fmax(R(0), fmin(fmin(fabs(dl), sign * dr), R(0.25) * fabs(dl + dr)));
 }
 #endif
 
@@ -372,8 +373,12 @@ BLOCK_KERNEL void euler_stage(const real* __restrict__ u, const real* u0, real* 
     gas.gamma = gamma;
     gas.inv_gm1 = inv_gm1;
 
-    // Primitive states of the tile and its halo.
+    // Primitive states of the tile and its halo. A later stage also reads u0 of its cells in
+    // the update: start fetching it now, so that the update does not wait on memory.
     PHASE {
+        const int own_i = i0 + threadIdx.x, own_j = j0 + threadIdx.y;
+        if (w != R(1) && own_i < nx && own_j < ny)
+            for (int v = 0; v < NVAR; ++v) prefetch_l2(u0 + v * ncell + own_j * nx + own_i);
         for (int k = threadIdx.y * TILE_X + threadIdx.x; k < BOX; k += THREADS) {
             const int i = i0 - 2 + k % BOX_X, j = j0 - HALO_Y + k / BOX_X;
             const Prim p = inside ? cell_prim(u, ncell, j * nx + i, R(1), R(1), gamma)

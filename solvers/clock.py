@@ -12,7 +12,8 @@ import numpy as np
 
 CTRL_T, CTRL_DT, CTRL_T_STOP, CTRL_STEPS, CTRL_STATUS = range(5)
 CTRL_SIZE = 8
-RATE_BLOCK = 256  # threads per block of the rate kernels and of finish_dt
+RATE_BLOCK = 256  # threads per block of the rate kernels
+FINISH_THREADS = 1024  # threads of finish_dt's one block: a 4096^2 grid leaves 65536 partials
 
 
 @dataclass(frozen=True)
@@ -39,7 +40,7 @@ class DeviceClock:
         self.partials = int(partials)
         self.rates = backend.zeros((self.partials,), real_dtype)
         kernels = backend.module("control.cu", real_dtype)
-        self._finish = kernels.finish_dt.bind(1, RATE_BLOCK, self.rates, self.partials,
+        self._finish = kernels.finish_dt.bind(1, FINISH_THREADS, self.rates, self.partials,
                                               self.ctrl, self.dt, cfl)
 
     def finish_dt(self):
