@@ -320,10 +320,11 @@ DEVICE void face_flux(const real (*hi)[N], int left, const real (*lo)[N], int ri
 // read u0. A block loads its tile's primitive states once into shared memory, reconstructs
 // each cell's face states once, computes every face flux once (both cells of a face use the
 // same bits: conservation to rounding, and x <-> y symmetric problems stay symmetric to the
-// bit), then updates its cells, reading each conserved variable of u (and u0) and writing each
-// of out once. With write_rates it also leaves per block the largest stability rate of the new
-// state in rates, for the next dt. dt == 0 means the run has reached its stop time: the stage
-// writes nothing.
+// bit), then updates its cells, writing each conserved variable of out once. The update loads
+// its own cell's u again (lines the tile load has just fetched, so mostly cache hits) and u0
+// (prefetched into L2 at the start). With write_rates it also leaves per block the largest
+// stability rate of the new state in rates, for the next dt. dt == 0 means the run has reached
+// its stop time: the stage writes nothing.
 BLOCK_KERNEL void euler_stage(const real* __restrict__ u, const real* u0, real* out,
                               const real* __restrict__ dt_dev, const real* __restrict__ inflow,
                               real* __restrict__ rates, int nx, int ny, int bc_xlo, int bc_xhi,
