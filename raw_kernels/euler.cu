@@ -33,39 +33,12 @@ struct Flux {
     real mass, mom_n, mom_t, energy;
 };
 
-// The tile of cells a stage block updates, one thread per cell, and the shared-memory arrays
-// of its phases, each indexed by tile coordinates (cx, cy) of the cell (or of the cell above a
-// face: face cx is the low x face of cell cx):
-//   box    primitive states of the tile and two halo layers     cx -2 .. TILE_X + 1, cy -2 ..
-//   x_lo, x_hi  the reconstructed states at a cell's low and high x faces, for the tile's
-//          rows and one halo column each side                     cx -1 .. TILE_X, cy 0 ..
-//   y_lo, y_hi  the same in y                                     cx 0 .., cy -1 .. TILE_Y
-//   flux_x, flux_y  the tile's faces, times dt/dx (dt/dy)         cx 0 .. TILE_X, cy 0 ..
-// (the fluxes reuse the box's memory: the box is not read after the face states are made)
-// A block's static shared memory is at most 48 KiB: fp64 tiles are half as tall.
-#if DIM == 2
-#define TILE_X 32
-#define TILE_Y (REAL_BITS == 32 ? 8 : 4)
-#define HALO_Y 2
-#else
-#define TILE_X 256
-#define TILE_Y 1
-#define HALO_Y 0
-#endif
-#define THREADS (TILE_X * TILE_Y)
-#define BOX_X (TILE_X + 4)
-#define BOX (BOX_X * (TILE_Y + 2 * HALO_Y))
-#define BOX_AT(cx, cy) (((cy) + HALO_Y) * BOX_X + (cx) + 2)
-#define X_STATES (TILE_Y * (TILE_X + 2))
-#define X_STATE_AT(cx, cy) ((cy) * (TILE_X + 2) + (cx) + 1)
-#define X_FACES (TILE_Y * (TILE_X + 1))
-#define X_FACE_AT(cx, cy) ((cy) * (TILE_X + 1) + (cx))
-#if DIM == 2
-#define Y_STATES ((TILE_Y + 2) * TILE_X)
-#define Y_STATE_AT(cx, cy) (((cy) + 1) * TILE_X + (cx))
-#define Y_FACES ((TILE_Y + 1) * TILE_X)
-#define Y_FACE_AT(cx, cy) ((cy) * TILE_X + (cx))
-#endif
+// A stage block marches up a strip of the grid MARCH_W columns wide, one thread per column:
+// the strip updates the MARCH_W - 4 columns between two halo columns on each side (a halo
+// column's thread loads and reconstructs, so that its neighbours have their faces, but writes
+// nothing), and `rows` rows (a launch argument). The shared-memory arrays hold one row each.
+#define MARCH_W 128
+#define MARCH_CELLS (MARCH_W - 4)
 
 // Boundary kinds are separate members, not an array: a runtime index into an array would put
 // the whole struct in (slow) local memory.
@@ -77,12 +50,12 @@ struct Grid {
     real gamma;
 };
 
-// a^2 + b^2 rounded the same way for (a, b) and (b, a): the compiler contracts the sum to an
-// FMA, so order the terms by magnitude to keep x <-> y symmetric problems symmetric to the bit.
+// a^2 + b^2 rounded the same way for (a, b) and (b, a), to keep x <-> y symmetric problems
+// symmetric to the bit: the terms ordered by magnitude, and one fixed FMA.
 DEVICE real sum_of_squares(real a, real b)
 {
     const real lo = fmin(fabs(a), fabs(b)), hi = fmax(fabs(a), fabs(b));
-    return lo * lo + hi * hi;
+    return fma(hi, hi, lo * lo);
 }
 
 // Primitive state of stored cell c in the lab frame, its velocity components times flip_x and
@@ -109,7 +82,7 @@ DEVICE Prim cell_prim(const real* u, int ncell, int c, real flip_x, real flip_y,
 // Primitive state of cell (i, j) in the lab frame (un = vx, ut = vy). The cell may be
 // a ghost cell of one side: its index is mapped through that side's boundary, and a wall
 // mirrors the velocity normal to it. Cells outside every side's two ghost layers (only
-// corners and the far end of a partial tile) are never used; they get a harmless state.
+// corners and the far end of a partial strip) are never used; they get a harmless state.
 DEVICE Prim lab_prim(const Grid& g, int i, int j)
 {
     Prim w;
@@ -214,9 +187,14 @@ DEVICE Flux physical_flux(const Prim& w, real energy)
     return f;
 }
 
+// The face fluxes below are inlined twice in a stage kernel (x and y faces), and their inputs
+// reach the two copies in different orders. Left to the compiler, a sum of two products a b + c d
+// may become an FMA of either product, chosen differently in the two copies: a symmetric problem
+// would lose its x <-> y symmetry. So every such sum is written with an explicit fma, and
+// un^2 + ut^2 through sum_of_squares.
 DEVICE real total_energy(const Prim& w, const Gas& gas)
 {
-    return w.p * gas.inv_gm1 + R(0.5) * w.rho * (w.un * w.un + w.ut * w.ut);
+    return fma(w.p, gas.inv_gm1, R(0.5) * w.rho * sum_of_squares(w.un, w.ut));
 }
 
 // sqrt(gamma p / rho), as gamma p / sqrt(gamma p rho): one approximate reciprocal square root.
@@ -231,13 +209,16 @@ DEVICE real sound_speed(const Prim& w, const Gas& gas)
 DEVICE Flux riemann_flux(const Prim& l, const Prim& r, const Gas& gas)
 {
     const real el = total_energy(l, gas), er = total_energy(r, gas);
-    const Flux fl = physical_flux(l, el), fr = physical_flux(r, er);
-    const real s = fmax(fabs(l.un) + sound_speed(l, gas), fabs(r.un) + sound_speed(r, gas));
+    const real ml = l.rho * l.un, mr = r.rho * r.un;  // mass fluxes
+    const real hs = R(0.5) * fmax(fabs(l.un) + sound_speed(l, gas),
+                                  fabs(r.un) + sound_speed(r, gas));
+    // F = (F_L + F_R) / 2 - hs (U_R - U_L), component by component.
     Flux f;
-    f.mass = R(0.5) * (fl.mass + fr.mass) - R(0.5) * s * (r.rho - l.rho);
-    f.mom_n = R(0.5) * (fl.mom_n + fr.mom_n) - R(0.5) * s * (r.rho * r.un - l.rho * l.un);
-    f.mom_t = R(0.5) * (fl.mom_t + fr.mom_t) - R(0.5) * s * (r.rho * r.ut - l.rho * l.ut);
-    f.energy = R(0.5) * (fl.energy + fr.energy) - R(0.5) * s * (er - el);
+    f.mass = fma(-hs, r.rho - l.rho, R(0.5) * fma(l.rho, l.un, mr));
+    f.mom_n = fma(-hs, fma(r.rho, r.un, -ml),
+                  R(0.5) * (fma(ml, l.un, l.p) + fma(mr, r.un, r.p)));
+    f.mom_t = fma(-hs, fma(r.rho, r.ut, -(l.rho * l.ut)), R(0.5) * fma(ml, l.ut, mr * r.ut));
+    f.energy = fma(-hs, er - el, R(0.5) * fma(el + l.p, l.un, (er + r.p) * r.un));
     return f;
 }
 #else
@@ -251,7 +232,7 @@ DEVICE Flux riemann_flux(const Prim& l, const Prim& r, const Gas& gas)
     const real sl = fmin(l.un - cl, r.un - cr);
     const real sr = fmax(l.un + cl, r.un + cr);
     const real ml = l.rho * (sl - l.un), mr = r.rho * (sr - r.un);
-    const real s_star = (r.p - l.p + l.un * ml - r.un * mr) * approx_recip(ml - mr);
+    const real s_star = (fma(l.un, ml, r.p - l.p) - r.un * mr) * approx_recip(ml - mr);
     // Select the side's inputs, then evaluate one flux: no divergent branch in a warp whose
     // faces see contacts moving both ways.
     const bool left = sl >= R(0) || (sr > R(0) && s_star >= R(0));
@@ -261,105 +242,142 @@ DEVICE Flux riemann_flux(const Prim& l, const Prim& r, const Gas& gas)
     if (sl < R(0) && sr > R(0)) {
         const real s = left ? sl : sr, m = left ? ml : mr;
         const real q = approx_recip(s - s_star);
-        const real e_star = q * ((s - w.un) * energy + (s_star - w.un) * (m * s_star + w.p));
-        f.mom_n = f.mom_n + s * (m * q * s_star - f.mass);
-        f.mass = f.mass + s * (m * q - w.rho);
+        const real e_star = q * fma(s - w.un, energy, (s_star - w.un) * fma(m, s_star, w.p));
+        f.mom_n = f.mom_n + s * fma(m * q, s_star, -f.mass);
+        f.mass = fma(s, m * q - w.rho, f.mass);
         f.mom_t = f.mass * w.ut;
-        f.energy = f.energy + s * (e_star - energy);
+        f.energy = fma(s, e_star - energy, f.energy);
     }
     return f;
 }
 #endif
 
-// The reconstructed states at the low and high faces of the box cell k along the axis whose
-// neighbours are `stride` entries away, stored at entry s of lo and hi.
-template <int N>
-DEVICE void reconstruct(const real (*box)[BOX], int k, int stride, real (*lo)[N], real (*hi)[N],
-                        int s)
+// Primitive state of cell (i, j) in the lab frame: stored cells directly when the strip's
+// columns all lie inside the grid, any other cell through lab_prim's boundary mapping.
+DEVICE Prim load_prim(const Grid& g, bool inside_x, int i, int j)
 {
-    for (int v = 0; v < 4; ++v) {
-        const real b = box[v][k];
-        const real h = half_slope(b - box[v][k - stride], box[v][k + stride] - b);
-        lo[v][s] = b - h;
-        hi[v][s] = b + h;
-    }
+    if (inside_x && j >= 0 && j < g.ny)
+        return cell_prim(g.u, g.nx * g.ny, j * g.nx + i, R(1), R(1), g.gamma);
+    return lab_prim(g, i, j);
 }
 
-// Entry k of a lab-frame state array seen from a face normal to axis `dir` (0 x, 1 y).
-template <int N>
-DEVICE Prim face_state(const real (*states)[N], int k, int dir)
+// The reconstructed states at the low and high faces of cell `here` along the axis on which
+// `below` and `above` are its neighbours (lab frame, variable by variable).
+DEVICE void reconstruct(const Prim& below, const Prim& here, const Prim& above, Prim& lo,
+                        Prim& hi)
 {
-    Prim w;
-    w.rho = states[0][k];
-    w.un = dir == 0 ? states[1][k] : states[2][k];
-    w.ut = dir == 0 ? states[2][k] : states[1][k];
-    w.p = states[3][k];
+    real h = half_slope(here.rho - below.rho, above.rho - here.rho);
+    lo.rho = here.rho - h;
+    hi.rho = here.rho + h;
+    h = half_slope(here.un - below.un, above.un - here.un);
+    lo.un = here.un - h;
+    hi.un = here.un + h;
+    h = half_slope(here.ut - below.ut, above.ut - here.ut);
+    lo.ut = here.ut - h;
+    hi.ut = here.ut + h;
+    h = half_slope(here.p - below.p, above.p - here.p);
+    lo.p = here.p - h;
+    hi.p = here.p + h;
+}
+
+// A lab-frame state seen from a face normal to axis dir (0 x, 1 y).
+DEVICE Prim along(const Prim& lab, int dir)
+{
+    Prim w = lab;
+    if (dir == 1) {
+        w.un = lab.ut;
+        w.ut = lab.un;
+    }
     return w;
 }
 
-// The flux through the face between state `left` of the high-side array and state `right` of
-// the low-side array, along axis dir, times dt/dx, stored in the lab frame at entry f of flux.
-template <int N, int F>
-DEVICE void face_flux(const real (*hi)[N], int left, const real (*lo)[N], int right, int dir,
-                      const Gas& gas, real dt_dx, real (*flux)[F], int f)
+// The flux through the face between lab-frame states `left` and `right` along axis dir, times
+// dt/dx (dt/dy), in the lab frame.
+DEVICE void lab_flux(const Prim& left, const Prim& right, int dir, const Gas& gas, real dt_dx,
+                     real f[NVAR])
 {
-    const Flux g = riemann_flux(face_state(hi, left, dir), face_state(lo, right, dir), gas);
-    flux[0][f] = g.mass * dt_dx;
+    const Flux g = riemann_flux(along(left, dir), along(right, dir), gas);
+    f[0] = g.mass * dt_dx;
 #if DIM == 2
-    flux[1][f] = (dir == 0 ? g.mom_n : g.mom_t) * dt_dx;
-    flux[2][f] = (dir == 0 ? g.mom_t : g.mom_n) * dt_dx;
+    f[1] = (dir == 0 ? g.mom_n : g.mom_t) * dt_dx;
+    f[2] = (dir == 0 ? g.mom_t : g.mom_n) * dt_dx;
 #else
-    flux[1][f] = g.mom_n * dt_dx;
+    f[1] = g.mom_n * dt_dx;
 #endif
-    flux[VAR_E][f] = g.energy * dt_dx;
+    f[VAR_E] = g.energy * dt_dx;
 }
+
+DEVICE void store_prim(real (*row)[MARCH_W], int t, const Prim& w)
+{
+    row[0][t] = w.rho;
+    row[1][t] = w.un;
+    row[2][t] = w.ut;
+    row[3][t] = w.p;
+}
+
+DEVICE Prim shared_prim(const real (*row)[MARCH_W], int t)
+{
+    Prim w;
+    w.rho = row[0][t];
+    w.un = row[1][t];
+    w.ut = row[2][t];
+    w.p = row[3][t];
+    return w;
+}
+
+// What a stage thread carries up its column from row to row (registers on the GPU).
+struct Column {
+#if DIM == 2
+    Prim here, above;          // rows r and r + 1 of the column
+    Prim top;                  // row r - 1 reconstructed at its high y face
+    real y_lo[NVAR], y_hi[NVAR];  // y fluxes (times dt/dy) through row r - 1's low, high faces
+#endif
+    Prim below;                // row r - 1, the row the block updates in step r
+    Prim x_lo;                 // row r - 1 reconstructed at its low x face
+    real old[NVAR], start[NVAR];  // u and u0 of the column's cell in row r - 1
+    real rate;                 // largest stability rate of the cells updated so far
+};
 
 // One Runge-Kutta stage, flux and update fused: out = (1 - w) u0 + w (u + dt L(u)), written
 // as u0 + w (stage - u0) so that the weights sum to exactly 1 in `real` and the totals stay
 // conserved to rounding (1/3 + 2/3 rounded to float is not 1). w == 1 (a first stage) does not
-// read u0. A block loads its tile's primitive states once into shared memory, reconstructs
-// each cell's face states once, computes every face flux once (both cells of a face use the
-// same bits: conservation to rounding, and x <-> y symmetric problems stay symmetric to the
-// bit), then updates its cells, writing each conserved variable of out once. The update loads
-// its own cell's u again (lines the tile load has just fetched, so mostly cache hits) and u0
-// (prefetched into L2 at the start). With write_rates it also leaves per block the largest
-// stability rate of the new state in rates, for the next dt. dt == 0 means the run has reached
-// its stop time: the stage writes nothing.
-BLOCK_KERNEL void euler_stage(const real* __restrict__ u, const real* u0, real* out,
-                              const real* __restrict__ dt_dev, const real* __restrict__ inflow,
-                              real* __restrict__ rates, int nx, int ny, int bc_xlo, int bc_xhi,
-                              int bc_ylo, int bc_yhi, real inv_dx, real inv_dy, real gamma,
-                              real inv_gm1, real w, int write_rates)
+// read u0. In step r of its march a block
+//   - loads row r + 1 (each thread its column's cell, as primitive states), reconstructs row r
+//     in y from rows r - 1, r, r + 1 and computes the y flux through the face between rows
+//     r - 1 and r, all in the thread's registers;
+//   - then reconstructs row r - 1 in x and computes its x fluxes through shared memory, and
+//     updates row r - 1, writing each conserved variable of out once.
+// So every cell of the strip's rows (and two rows each side) is loaded and reconstructed once
+// and every face flux computed once (both cells of a face use the same bits: conservation to
+// rounding, and x <-> y symmetric problems stay symmetric to the bit). Memory waits, not
+// arithmetic, limit this kernel, so its loads start early: row r + 2 is prefetched into L1 a
+// step ahead, and the u and u0 of row r - 1 that the update needs are loaded into registers
+// at the start of the step (u again: a line fetched two steps before). With write_rates it
+// also leaves per block the largest stability rate of the new state in rates, for the next
+// dt. dt == 0 means the run has reached its stop time: the stage writes nothing. Registers are
+// capped so that 8 blocks (32 warps) share a multiprocessor in fp32 (the fastest cap on an
+// H200; 4 blocks in fp64).
+#define STAGE_BLOCKS_PER_SM (REAL_BITS == 32 ? 8 : 4)
+BLOCK_KERNEL LAUNCH_BOUNDS(MARCH_W, STAGE_BLOCKS_PER_SM)
+void euler_stage(const real* __restrict__ u, const real* u0, real* out,
+                 const real* __restrict__ dt_dev, const real* __restrict__ inflow,
+                 real* __restrict__ rates, int nx, int ny, int rows, int bc_xlo, int bc_xhi,
+                 int bc_ylo, int bc_yhi, real inv_dx, real inv_dy, real gamma, real inv_gm1,
+                 real w, int write_rates)
 {
-    __shared__ union {
-        real box[4][BOX];
-        struct {
-            real x[NVAR][X_FACES];
-#if DIM == 2
-            real y[NVAR][Y_FACES];
-#endif
-        } flux;
-    } scratch;
-    __shared__ real x_lo[4][X_STATES], x_hi[4][X_STATES];
-#if DIM == 2
-    __shared__ real y_lo[4][Y_STATES], y_hi[4][Y_STATES];
-#endif
-    real(*box)[BOX] = scratch.box;
-    real(*flux_x)[X_FACES] = scratch.flux.x;
-#if DIM == 2
-    real(*flux_y)[Y_FACES] = scratch.flux.y;
-#endif
-    __shared__ real block_rates[THREADS];
+    __shared__ real row_prim[4][MARCH_W], row_hi[4][MARCH_W], row_flux[NVAR][MARCH_W];
+    __shared__ real block_rates[MARCH_W];
+    THREAD_STATE(Column, col);
 
     // Block-uniform values (the same in every thread, so they may live across barriers).
     const real dt = dt_dev[0];
     if (dt == R(0)) return;
     const real dt_dx = dt * inv_dx, dt_dy = dt * inv_dy;
-    const int i0 = blockIdx.x * TILE_X, j0 = blockIdx.y * TILE_Y;
+    const int i0 = (int)blockIdx.x * MARCH_CELLS - 2;  // the column of thread 0
+    const int j0 = (int)blockIdx.y * rows;                // rows j0 .. j1 - 1 are updated
+    const int j1 = j0 + rows < ny ? j0 + rows : ny;
     const int ncell = nx * ny;
-    // A tile whose box lies inside the grid reads its states without boundary mapping.
-    const bool inside = i0 >= 2 && i0 + TILE_X + 2 <= nx &&
-                        (DIM == 1 || (j0 >= 2 && j0 + TILE_Y + 2 <= ny));
+    const bool inside_x = i0 >= 0 && i0 + MARCH_W <= nx;
     Grid g;
     g.u = u;
     g.inflow = inflow;
@@ -374,108 +392,111 @@ BLOCK_KERNEL void euler_stage(const real* __restrict__ u, const real* u0, real* 
     gas.gamma = gamma;
     gas.inv_gm1 = inv_gm1;
 
-    // Primitive states of the tile and its halo. A later stage also reads u0 of its cells in
-    // the update: start fetching it now, so that the update does not wait on memory.
-    PHASE {
-        const int own_i = i0 + threadIdx.x, own_j = j0 + threadIdx.y;
-        if (w != R(1) && own_i < nx && own_j < ny)
-            for (int v = 0; v < NVAR; ++v) prefetch_l2(u0 + v * ncell + own_j * nx + own_i);
-        for (int k = threadIdx.y * TILE_X + threadIdx.x; k < BOX; k += THREADS) {
-            const int i = i0 - 2 + k % BOX_X, j = j0 - HALO_Y + k / BOX_X;
-            const Prim p = inside ? cell_prim(u, ncell, j * nx + i, R(1), R(1), gamma)
-                                  : lab_prim(g, i, j);
-            box[0][k] = p.rho;
-            box[1][k] = p.un;
-            box[2][k] = p.ut;
-            box[3][k] = p.p;
-        }
-    }
-    __syncthreads();
-
-    // Face states of every cell whose faces the tile needs: each thread's own cell along both
-    // axes, then the halo rows (y) and columns (x), a warp-uniform kind of work per warp.
-    PHASE {
-        const int cx = threadIdx.x, cy = threadIdx.y;
-        reconstruct(box, BOX_AT(cx, cy), 1, x_lo, x_hi, X_STATE_AT(cx, cy));
+    // The two rows below the strip start the march (1D: the one row is loaded in its step).
 #if DIM == 2
-        reconstruct(box, BOX_AT(cx, cy), BOX_X, y_lo, y_hi, Y_STATE_AT(cx, cy));
-        int h = threadIdx.y * TILE_X + threadIdx.x;
-        if (h < 2 * TILE_X) {
-            const int hx = h % TILE_X, hy = h < TILE_X ? -1 : TILE_Y;
-            reconstruct(box, BOX_AT(hx, hy), BOX_X, y_lo, y_hi, Y_STATE_AT(hx, hy));
-        }
-        h -= 2 * TILE_X;
+    PHASE {
+        const int i = i0 + (int)threadIdx.x;
+        MY(col).here = load_prim(g, inside_x, i, j0 - 2);
+        MY(col).above = load_prim(g, inside_x, i, j0 - 1);
+        MY(col).rate = R(0);
+    }
+    const int first = j0 - 1;
 #else
-        const int h = threadIdx.x;
+    (void)dt_dy;
+    PHASE { MY(col).rate = R(0); }
+    const int first = j0 + 1;
 #endif
-        if (h >= 0 && h < 2 * TILE_Y) {
-            const int hx = h < TILE_Y ? -1 : TILE_X, hy = h % TILE_Y;
-            reconstruct(box, BOX_AT(hx, hy), 1, x_lo, x_hi, X_STATE_AT(hx, hy));
-        }
-    }
-    __syncthreads();
-
-    // Fluxes through the low x (and y) face of each thread's cell, then the tile's high faces.
-    PHASE {
-        const int cx = threadIdx.x, cy = threadIdx.y;
-        face_flux(x_hi, X_STATE_AT(cx - 1, cy), x_lo, X_STATE_AT(cx, cy), 0, gas, dt_dx, flux_x,
-                  X_FACE_AT(cx, cy));
+    for (int r = first; r <= j1; ++r) {
+        // Along y in registers; row r - 1 published for the x direction. Row r + 2 is
+        // prefetched into L1 for the next step, and the u (and u0) of row r - 1 that the
+        // update needs are loaded now, to arrive while the block treats the x direction.
+        PHASE {
+            Column& c = MY(col);
+            const int i = i0 + (int)threadIdx.x;
 #if DIM == 2
-        face_flux(y_hi, Y_STATE_AT(cx, cy - 1), y_lo, Y_STATE_AT(cx, cy), 1, gas, dt_dy, flux_y,
-                  Y_FACE_AT(cx, cy));
-        int h = threadIdx.y * TILE_X + threadIdx.x;
-        if (h < TILE_X)
-            face_flux(y_hi, Y_STATE_AT(h, TILE_Y - 1), y_lo, Y_STATE_AT(h, TILE_Y), 1, gas,
-                      dt_dy, flux_y, Y_FACE_AT(h, TILE_Y));
-        h -= TILE_X;
+            c.below = c.here;
+            c.here = c.above;
+            c.above = load_prim(g, inside_x, i, r + 1);
+            if (inside_x && r + 2 < ny)
+                for (int v = 0; v < NVAR; ++v) prefetch_l1(u + v * ncell + (r + 2) * nx + i);
+            Prim lo, hi;
+            reconstruct(c.below, c.here, c.above, lo, hi);
+            for (int v = 0; v < NVAR; ++v) c.y_lo[v] = c.y_hi[v];
+            if (r >= j0) lab_flux(c.top, lo, 1, gas, dt_dy, c.y_hi);
+            c.top = hi;
 #else
-        (void)dt_dy;
-        const int h = threadIdx.x;
+            c.below = load_prim(g, inside_x, i, r - 1);
 #endif
-        if (h >= 0 && h < TILE_Y)
-            face_flux(x_hi, X_STATE_AT(TILE_X - 1, h), x_lo, X_STATE_AT(TILE_X, h), 0, gas,
-                      dt_dx, flux_x, X_FACE_AT(TILE_X, h));
-    }
-    __syncthreads();
-
-    // Update the tile's cells.
-    PHASE {
-        const int t = threadIdx.y * TILE_X + threadIdx.x;
-        const int cx = threadIdx.x, cy = threadIdx.y;
-        const int i = i0 + cx, j = j0 + cy;
-        real rate = R(0);
-        if (i < nx && j < ny) {
-            const int c = j * nx + i;
-            real next[NVAR];
-            for (int v = 0; v < NVAR; ++v) {
-                real change = flux_x[v][X_FACE_AT(cx, cy)] - flux_x[v][X_FACE_AT(cx + 1, cy)];
-#if DIM == 2
-                change = change + (flux_y[v][Y_FACE_AT(cx, cy)] - flux_y[v][Y_FACE_AT(cx, cy + 1)]);
-#endif
-                const real stage = u[v * ncell + c] + change;
-                if (w == R(1)) {
-                    next[v] = stage;
-                } else {
-                    const real start = u0[v * ncell + c];
-                    next[v] = start + w * (stage - start);
+            store_prim(row_prim, threadIdx.x, c.below);
+            if (r > j0 && i >= 0 && i < nx)
+                for (int v = 0; v < NVAR; ++v) {
+                    c.old[v] = u[v * ncell + (r - 1) * nx + i];
+                    if (w != R(1)) c.start[v] = u0[v * ncell + (r - 1) * nx + i];
                 }
-                out[v * ncell + c] = next[v];
-            }
-#if DIM == 2
-            const real my = next[2];
-#else
-            const real my = R(0);
-#endif
-            if (write_rates)
-                rate = cell_rate(next[0], next[1], my, next[VAR_E], gamma, inv_dx, inv_dy);
         }
-        block_rates[t] = rate;
+        if (r <= j0) continue;
+        __syncthreads();
+
+        // Row r - 1 reconstructed in x (an edge thread clamps its missing neighbour: its
+        // states are not used).
+        PHASE {
+            Column& c = MY(col);
+            const int t = threadIdx.x;
+            const Prim left = shared_prim(row_prim, t > 0 ? t - 1 : 0);
+            const Prim right = shared_prim(row_prim, t < MARCH_W - 1 ? t + 1 : t);
+            Prim hi;
+            reconstruct(left, c.below, right, c.x_lo, hi);
+            store_prim(row_hi, t, hi);
+        }
+        __syncthreads();
+
+        // The flux through each column's low x face.
+        PHASE {
+            const int t = threadIdx.x;
+            real f[NVAR];
+            lab_flux(shared_prim(row_hi, t > 0 ? t - 1 : 0), MY(col).x_lo, 0, gas, dt_dx, f);
+            for (int v = 0; v < NVAR; ++v) row_flux[v][t] = f[v];
+        }
+        __syncthreads();
+
+        // Update row r - 1 in the strip's own columns.
+        PHASE {
+            Column& c = MY(col);
+            const int t = threadIdx.x, i = i0 + t;
+            if (t >= 2 && t < MARCH_W - 2 && i < nx) {
+                const int k = (r - 1) * nx + i;
+                real next[NVAR];
+                for (int v = 0; v < NVAR; ++v) {
+                    real change = row_flux[v][t] - row_flux[v][t + 1];
+#if DIM == 2
+                    change = change + (c.y_lo[v] - c.y_hi[v]);
+#endif
+                    const real stage = c.old[v] + change;
+                    if (w == R(1)) {
+                        next[v] = stage;
+                    } else {
+                        const real start = c.start[v];
+                        next[v] = start + w * (stage - start);
+                    }
+                    out[v * ncell + k] = next[v];
+                }
+#if DIM == 2
+                const real my = next[2];
+#else
+                const real my = R(0);
+#endif
+                if (write_rates)
+                    c.rate = fmax(c.rate, cell_rate(next[0], next[1], my, next[VAR_E], gamma,
+                                                    inv_dx, inv_dy));
+            }
+        }
     }
+
     if (write_rates) {
+        PHASE { block_rates[threadIdx.x] = MY(col).rate; }
         block_max(block_rates);
         PHASE {
-            if (threadIdx.x == 0 && threadIdx.y == 0)
-                rates[blockIdx.y * gridDim.x + blockIdx.x] = block_rates[0];
+            if (threadIdx.x == 0) rates[blockIdx.y * gridDim.x + blockIdx.x] = block_rates[0];
         }
     }
 }

@@ -7,6 +7,10 @@
 //                             per block and each PHASE loops over the block's threads. No local
 //                             variable may live across a barrier (keep it in shared memory), and
 //                             no PHASE may `return`.
+//   LAUNCH_BOUNDS(t, b)       after KERNEL or BLOCK_KERNEL: __launch_bounds__ on the GPU.
+//   THREAD_STATE(type, name)  in a BLOCK_KERNEL, a per-thread variable that does live across
+//                             barriers: a register on the GPU, one slot per thread of the block
+//                             on the host. Use it as MY(name), inside PHASE blocks only.
 //   REDUCTION                 placed before KERNEL or BLOCK_KERNEL: this kernel may use FP64
 //                             (accumulators, the time-step controller). All other kernels must not
 //                             contain FP64 arithmetic in fp32 builds; a test reads the PTX.
@@ -30,6 +34,11 @@ typedef double real;
 #define BLOCK_KERNEL extern "C" __global__
 #define DEVICE __device__ __forceinline__
 #define PHASE
+#define THREAD_STATE(type, name) type name
+#define MY(name) name
+// After BLOCK_KERNEL: at most `threads` threads a block, and few enough registers a thread
+// that `blocks` blocks fit on one multiprocessor.
+#define LAUNCH_BOUNDS(threads, blocks) __launch_bounds__(threads, blocks)
 // A ticket from a counter in global memory, after this thread's earlier writes are visible to
 // every block (see last_block_arrived in reduce.h).
 DEVICE int take_ticket(int* counter)
@@ -68,10 +77,14 @@ DEVICE double approx_recip(double x) { return 1.0 / x; }
 DEVICE double approx_sqrt(double x) { return sqrt(x); }
 DEVICE double approx_rsqrt(double x) { return 1.0 / sqrt(x); }
 #endif
-// A hint to bring the cache line of *p into L2 now, ahead of a later load.
+// Hints to bring the cache line of *p into L2 (or L1 and L2) now, ahead of a later load.
 DEVICE void prefetch_l2(const void* p)
 {
     asm volatile("prefetch.global.L2 [%0];" : : "l"(p));
+}
+DEVICE void prefetch_l1(const void* p)
+{
+    asm volatile("prefetch.global.L1 [%0];" : : "l"(p));
 }
 
 #else  // host: plain C++ with OpenMP
@@ -105,12 +118,14 @@ using std::fabs;
 using std::fmax;
 using std::fmin;
 using std::copysign;
+using std::fma;
 
 // The approximate operations of the CUDA build are exact here.
 static inline real approx_recip(real x) { return R(1) / x; }
 static inline real approx_sqrt(real x) { return sqrt(x); }
 static inline real approx_rsqrt(real x) { return R(1) / sqrt(x); }
 static inline void prefetch_l2(const void*) {}
+static inline void prefetch_l1(const void*) {}
 
 // Linear thread index -> threadIdx, x fastest, as CUDA numbers a block's threads.
 static inline bool set_thread_index(unsigned t)
@@ -124,5 +139,9 @@ static inline bool set_thread_index(unsigned t)
     for (unsigned phase_thread_ = 0; phase_thread_ < blockDim.x * blockDim.y * blockDim.z;  \
          ++phase_thread_)                                                                   \
         if (set_thread_index(phase_thread_))
+#define MAX_BLOCK_THREADS 1024
+#define THREAD_STATE(type, name) static thread_local type name[MAX_BLOCK_THREADS]
+#define MY(name) name[phase_thread_]
+#define LAUNCH_BOUNDS(threads, blocks)
 
 #endif

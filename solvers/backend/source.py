@@ -13,7 +13,8 @@ from importlib import resources
 import numpy as np
 
 _INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"\s*$', re.MULTILINE)
-_KERNEL = re.compile(r"(REDUCTION\s+)?\b(BLOCK_KERNEL|KERNEL)\s+void\s+(\w+)\s*\(([^)]*)\)")
+_KERNEL = re.compile(r"(REDUCTION\s+)?\b(BLOCK_KERNEL|KERNEL)\s+(?:LAUNCH_BOUNDS\([^)]*\)\s+)?"
+                     r"void\s+(\w+)\s*\(([^)]*)\)")
 _COMMENT = re.compile(r"//[^\n]*|/\*.*?\*/", re.DOTALL)
 _PARAM = re.compile(r"^(const\s+)?(real|double|float|int)\s*(\*)?\s*(?:__restrict__\s*)?(\w+)$")
 
