@@ -34,9 +34,9 @@ MAX_MARCH_ROWS = 16
 
 def march_rows(nx, ny, backend_name="cuda"):
     """Rows a stage block marches over: tall strips share the two halo rows at each end among
-    more cells, but on a GPU a small grid needs enough strips to spread over the card. One
-    strip per 640 rows of MARCH_CELLS columns was the best or within 4% of it from 256^2 to
-    4096^2 on an H200 (256^2: 1 row, 512^2: 4, 1024^2: 14, larger: 16). The host runs a
+    more cells, but on a GPU a small grid needs enough strips to spread over the card. Strips
+    of (single-row strips) / 640 rows were the fastest, or within 4% of it, from 256^2 to
+    4096^2 on an H200 (256^2: 1 row, 512^2: 4, 1024^2: 14, larger grids: 16). The host runs a
     block's threads one after another, so it always takes the tallest strips."""
     if backend_name != "cuda":
         return MAX_MARCH_ROWS
