@@ -116,16 +116,16 @@ class StencilLaplacian(LinearOperator):
         layers = LAYERS_3D if self.ndim == 3 else 1
         grid = (-(-nx // BLOCK[0]), min(-(-ny // BLOCK[1]), MAX_GRID_YZ),
                 min(-(-nz // layers), MAX_GRID_YZ))
-        if dot is None:  # the dot's arguments, never touched when with_dot is 0
-            return self._kernel.bind(grid, BLOCK, x, y, self._inv_coef, nx, ny, nz,
-                                     *self._weights, self._dirichlet, 0, self._no_dot,
-                                     self._no_dot, self._no_tickets)
-        # The dot's per-block partial sums and last-block counter belong to this binding (the
-        # launch holds them).
-        partials = self.backend.zeros((int(np.prod(grid)),), np.float64)
-        tickets = self.backend.zeros((1,), np.int32)
-        return self._kernel.bind(grid, BLOCK, x, y, self._inv_coef, nx, ny, nz,
-                                 *self._weights, self._dirichlet, 1, partials, dot, tickets)
+        with_dot = dot is not None
+        if not with_dot:  # the dot's arguments, never touched when with_dot is 0
+            partials, dot, tickets = self._no_dot, self._no_dot, self._no_tickets
+        else:
+            # The dot's per-block partial sums and last-block counter belong to this binding
+            # (the launch holds them).
+            partials = self.backend.zeros((int(np.prod(grid)),), np.float64)
+            tickets = self.backend.zeros((1,), np.int32)
+        return self._kernel.bind(grid, BLOCK, x, y, self._inv_coef, nx, ny, nz, *self._weights,
+                                 self._dirichlet, int(with_dot), partials, dot, tickets)
 
     def diagonal(self):
         """The diagonal of A, host float64: the sum of the cell's face weights."""
