@@ -14,9 +14,11 @@
 // Reduce the per-block maxima of the stability rate (1/s) written by a solver's rate kernel,
 // take dt = cfl / rate, clip it to land exactly on t_stop, and advance the clock. Launched as
 // one block of 1024 threads. Nothing later in a step reads t, so t moves forward here already.
+// parity flips with every step taken: a solver that alternates its state between two buffers
+// reads from it which one the step writes (a step with dt = 0 writes nothing and flips nothing).
 REDUCTION BLOCK_KERNEL void finish_dt(const real* __restrict__ rates, int n,
                                       double* __restrict__ ctrl, real* __restrict__ dt_out,
-                                      double cfl)
+                                      int* __restrict__ parity, double cfl)
 {
     __shared__ real s[1024];
     PHASE {
@@ -41,6 +43,7 @@ REDUCTION BLOCK_KERNEL void finish_dt(const real* __restrict__ rates, int n,
                     t += dt;
                 }
                 ctrl[CTRL_STEPS] += 1.0;
+                parity[0] ^= 1;
             }
             ctrl[CTRL_T] = t;
             ctrl[CTRL_DT] = dt;

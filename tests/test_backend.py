@@ -35,10 +35,11 @@ def test_bind_checks_argument_types():
     rates = backend.zeros((4,), np.float64)  # wrong: real is float32 here
     ctrl = backend.zeros((8,), np.float64)
     dt = backend.zeros((1,), np.float32)
+    parity = backend.zeros((1,), np.int32)
     with pytest.raises(TypeError, match="argument 'rates' expects a host array of float32"):
-        finish.bind(1, 256, rates, 4, ctrl, dt, 0.5)
-    with pytest.raises(TypeError, match="takes 5 arguments, got 4"):
-        finish.bind(1, 256, rates, 4, ctrl, dt)
+        finish.bind(1, 256, rates, 4, ctrl, dt, parity, 0.5)
+    with pytest.raises(TypeError, match="takes 6 arguments, got 5"):
+        finish.bind(1, 256, rates, 4, ctrl, dt, parity)
 
 
 def test_capture_forbids_host_reads_and_allocations(backend_name):
@@ -71,11 +72,11 @@ def test_dt_reduction_matches_numpy(backend_name, nx, ny):
                          backend=backend_name, precision="fp64", cfl=0.4)
     rho, vx, vy, p = _random_state(grid, rng)
     solver.set_primitive(rho, vx, p, vy=vy)
+    u = solver.conserved()
     solver.clock.set(t=1.0, t_stop=10.0)
     solver.clock.finish_dt()  # rates from euler_max_rate, launched by set_primitive
     reading = solver.clock.read()
 
-    u = solver.conserved()
     vx, vy = u[1] / u[0], u[2] / u[0]
     p = 0.4 * (u[3] - 0.5 * u[0] * (vx**2 + vy**2))
     c = np.sqrt(1.4 * p / u[0])
@@ -96,6 +97,7 @@ def test_clock_lands_exactly_on_stop_time_and_then_idles(backend_name):
         readings.append(clock.read())
     assert [r.t for r in readings] == [0.25, 0.5, 0.6, 0.6]
     assert [r.steps for r in readings] == [1, 2, 3, 3]
+    assert [r.parity for r in readings] == [1, 0, 1, 1]  # flips with each step taken
     assert readings[-1].dt == 0.0
 
 

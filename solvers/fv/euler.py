@@ -6,6 +6,8 @@ Each Runge-Kutta stage is one fused kernel (raw_kernels/euler.cu) that reads eac
 variable once and writes it once.
 """
 
+import math
+
 import numpy as np
 
 from ..backend import get_backend
@@ -19,29 +21,34 @@ BOUNDARY_KINDS = {"periodic": 0, "transmissive": 1, "reflective": 2, "inflow": 3
 SIDES = ("x_lo", "x_hi", "y_lo", "y_hi")
 
 # Shu-Osher SSP Runge-Kutta schemes. Each stage: out = (1 - w) U^n + w (u + dt L(u)), where
-# u is the previous stage; buffers 0 (the state), 1 and 2. (w, input, output).
+# u is the previous stage. (w, u, out) with buffers by role (ROLE_* of euler.cu): U^n, the
+# buffer U^(n+1) goes to, scratch. The state alternates between two buffers, so that no stage
+# writes what it reads.
+OLD, NEW, SCRATCH = 0, 1, 2
 TIME_INTEGRATORS = {
-    "ssp_rk2": ((1.0, 0, 1), (0.5, 1, 0)),
-    "ssp_rk3": ((1.0, 0, 1), (0.25, 1, 2), (2.0 / 3.0, 2, 0)),
+    "ssp_rk2": ((1.0, OLD, SCRATCH), (0.5, SCRATCH, NEW)),
+    "ssp_rk3": ((1.0, OLD, NEW), (0.25, NEW, SCRATCH), (2.0 / 3.0, SCRATCH, NEW)),
 }
 
 # A stage block marches up a strip of MARCH_WIDTH columns (MARCH_W of euler.cu), one thread per
 # column, updating all but two halo columns on each side.
 MARCH_WIDTH = 128
 MARCH_CELLS = MARCH_WIDTH - 4
-MAX_MARCH_ROWS = 16
+MAX_MARCH_ROWS = 64
+HOST_MARCH_ROWS = 16
 
 
 def march_rows(nx, ny, backend_name="cuda"):
-    """Rows a stage block marches over: tall strips share the two halo rows at each end among
-    more cells, but on a GPU a small grid needs enough strips to spread over the card. Strips
-    of (single-row strips) / 640 rows were the fastest, or within 4% of it, from 256^2 to
-    4096^2 on an H200 (256^2: 1 row, 512^2: 4, 1024^2: 14, larger grids: 16). The host runs a
-    block's threads one after another, so it always takes the tallest strips."""
+    """Rows a stage block marches over. Tall strips share the two halo rows at each end among
+    more cells; short ones leave less of a GPU idle while a kernel's last blocks finish. On an
+    H200 the best height grew as the square root of the grid's count of single-row strips:
+    round(sqrt(strips / 200)) rows came within 5% of the fastest height measured from 256^2
+    (2 rows) to 8192^2 (52 rows). The host runs a block's threads one after another; there
+    16 rows were as fast as 8 at 512^2, and 32 rows took 1.7 times as long."""
     if backend_name != "cuda":
-        return MAX_MARCH_ROWS
+        return HOST_MARCH_ROWS
     strips = -(-nx // MARCH_CELLS) * ny
-    return max(1, min(MAX_MARCH_ROWS, strips // 640))
+    return max(1, min(MAX_MARCH_ROWS, round(math.sqrt(strips / 200))))
 
 
 def kernel_defines(ndim, reconstruction, limiter, riemann):
@@ -142,29 +149,30 @@ class EulerSolver:
                        "time_integrator": time_integrator, "cfl": cfl}
         bc_kinds, inflow = parse_boundary(boundary, grid.ndim)
 
-        # Device memory: the state and two stage buffers (48 bytes a cell for 2D fp32), the
-        # inflow states, one partial stability rate per stage block, and the clock.
+        # Device memory: two state buffers (the clock's parity names the one holding the state)
+        # and a scratch stage (48 bytes a cell for 2D fp32), the inflow states, one partial
+        # stability rate per stage block, and the clock.
         b = self.backend
         shape = (self.nvar, grid.ny, grid.nx)
-        self.buffers = [b.zeros(shape, self.dtype) for _ in range(3 if len(self.stages) > 2 else 2)]
+        self.buffers = [b.zeros(shape, self.dtype) for _ in range(3)]
         self.inflow = b.to_device(inflow.astype(self.dtype))
         rows = march_rows(grid.nx, grid.ny, b.name)
         launch = (-(-grid.nx // MARCH_CELLS), -(-grid.ny // rows))
         self.clock = DeviceClock(b, self.dtype, launch[0] * launch[1], cfl)
 
         # The kernels, bound once to their arguments: the last stage also leaves the stability
-        # rates of the new state for the next step's dt.
+        # rates of the new state for the next step's dt. The rate kernel reads buffer 0, where
+        # set_conserved puts a state.
         kernels = b.module("euler.cu", self.dtype, defines)
         inv_dx, inv_dy = 1.0 / grid.dx, 1.0 / grid.dy
         self._rate = kernels.euler_max_rate.bind(
             self.clock.partials, RATE_BLOCK, self.buffers[0], self.clock.rates, grid.nx, grid.ny,
             inv_dx, inv_dy, self.gamma)
         self._stages = [
-            kernels.euler_stage.bind(launch, MARCH_WIDTH, self.buffers[src], self.buffers[0],
-                                     self.buffers[dst], self.clock.dt, self.inflow,
-                                     self.clock.rates, grid.nx, grid.ny, rows, *bc_kinds, inv_dx,
-                                     inv_dy, self.gamma, 1.0 / (self.gamma - 1.0), w,
-                                     int(k == len(self.stages) - 1))
+            kernels.euler_stage.bind(launch, MARCH_WIDTH, *self.buffers, self.clock.parity, src,
+                                     dst, self.clock.dt, self.inflow, self.clock.rates, grid.nx,
+                                     grid.ny, rows, *bc_kinds, inv_dx, inv_dy, self.gamma,
+                                     1.0 / (self.gamma - 1.0), w, int(k == len(self.stages) - 1))
             for k, (w, src, dst) in enumerate(self.stages)]
 
     # -- state -----------------------------------------------------------------------------------
@@ -193,12 +201,13 @@ class EulerSolver:
             raise ValueError(f"conserved state must have shape {shape}, got {np.shape(conserved)}")
         state = np.asarray(conserved, np.float64).reshape(self.nvar, self.grid.nx, self.grid.ny)
         self.backend.write(self.buffers[0], state.transpose(0, 2, 1).astype(self.dtype))
-        self.clock.set(t=t, steps=0)
+        self.clock.set(t=t, steps=0, parity=0)
         self._rate()
 
     def conserved(self):
         """Host copy of the conserved variables, shape (nvar, *grid.shape), float64."""
-        state = self.backend.to_host(self.buffers[0]).astype(np.float64)
+        buffer = self.buffers[self.clock.read().parity]
+        state = self.backend.to_host(buffer).astype(np.float64)
         return state.transpose(0, 2, 1).reshape(self.nvar, *self.grid.shape)
 
     def fields(self):
@@ -230,5 +239,6 @@ class EulerSolver:
 
     @property
     def bytes_per_cell(self):
-        """Device memory a cell needs: state, stage buffers (the clock's few bytes aside)."""
+        """Device memory a cell needs: two state buffers and a scratch stage (the clock's few
+        bytes aside)."""
         return len(self.buffers) * self.nvar * self.dtype.itemsize
