@@ -58,16 +58,16 @@ DEVICE real sum_of_squares(real a, real b)
     return fma(hi, hi, lo * lo);
 }
 
-// Primitive state of stored cell c in the lab frame, its velocity components times flip_x and
-// flip_y (-1 mirrors them at a wall).
-DEVICE Prim cell_prim(const real* u, int ncell, int c, real flip_x, real flip_y, real gamma)
+// Primitive state in the lab frame of a cell with conserved variables cons, its velocity
+// components times flip_x and flip_y (-1 mirrors them at a wall).
+DEVICE Prim conserved_prim(const real cons[NVAR], real flip_x, real flip_y, real gamma)
 {
     Prim w;
-    const real rho = u[c];
+    const real rho = cons[0];
     const real inv_rho = approx_recip(rho);
-    const real vx = u[ncell + c] * inv_rho;
+    const real vx = cons[1] * inv_rho;
 #if DIM == 2
-    const real vy = u[2 * ncell + c] * inv_rho;
+    const real vy = cons[2] * inv_rho;
 #else
     const real vy = R(0);
     (void)flip_y;
@@ -75,8 +75,22 @@ DEVICE Prim cell_prim(const real* u, int ncell, int c, real flip_x, real flip_y,
     w.rho = rho;
     w.un = flip_x * vx;
     w.ut = flip_y * vy;
-    w.p = (gamma - R(1)) * (u[VAR_E * ncell + c] - R(0.5) * rho * sum_of_squares(vx, vy));
+    w.p = (gamma - R(1)) * (cons[VAR_E] - R(0.5) * rho * sum_of_squares(vx, vy));
     return w;
+}
+
+// The conserved variables of stored cell c.
+DEVICE void load_cell(const real* u, int ncell, int c, real cons[NVAR])
+{
+    for (int v = 0; v < NVAR; ++v) cons[v] = u[v * ncell + c];
+}
+
+// Primitive state of stored cell c (see conserved_prim).
+DEVICE Prim cell_prim(const real* u, int ncell, int c, real flip_x, real flip_y, real gamma)
+{
+    real cons[NVAR];
+    load_cell(u, ncell, c, cons);
+    return conserved_prim(cons, flip_x, flip_y, gamma);
 }
 
 // Primitive state of cell (i, j) in the lab frame (un = vx, ut = vy). The cell may be
@@ -233,22 +247,22 @@ DEVICE Flux riemann_flux(const Prim& l, const Prim& r, const Gas& gas)
     const real sr = fmax(l.un + cl, r.un + cr);
     const real ml = l.rho * (sl - l.un), mr = r.rho * (sr - r.un);
     const real s_star = (fma(l.un, ml, r.p - l.p) - r.un * mr) * approx_recip(ml - mr);
-    // Select the side's inputs, then evaluate one flux: no divergent branch in a warp whose
-    // faces see contacts moving both ways.
+    // Select the side's inputs, then evaluate one flux and its star-region correction, and
+    // select again: no branch (a divergent one in a warp whose faces see contacts moving both
+    // ways; in smooth subsonic flow every face takes the correction anyway).
     const bool left = sl >= R(0) || (sr > R(0) && s_star >= R(0));
     const Prim w = left ? l : r;
     const real energy = total_energy(w, gas);
-    Flux f = physical_flux(w, energy);
-    if (sl < R(0) && sr > R(0)) {
-        const real s = left ? sl : sr, m = left ? ml : mr;
-        const real q = approx_recip(s - s_star);
-        const real e_star = q * fma(s - w.un, energy, (s_star - w.un) * fma(m, s_star, w.p));
-        f.mom_n = f.mom_n + s * fma(m * q, s_star, -f.mass);
-        f.mass = fma(s, m * q - w.rho, f.mass);
-        f.mom_t = f.mass * w.ut;
-        f.energy = fma(s, e_star - energy, f.energy);
-    }
-    return f;
+    const Flux f = physical_flux(w, energy);
+    const real s = left ? sl : sr, m = left ? ml : mr;
+    const real q = approx_recip(s - s_star);
+    const real e_star = q * fma(s - w.un, energy, (s_star - w.un) * fma(m, s_star, w.p));
+    Flux g;
+    g.mom_n = f.mom_n + s * fma(m * q, s_star, -f.mass);
+    g.mass = fma(s, m * q - w.rho, f.mass);
+    g.mom_t = g.mass * w.ut;
+    g.energy = fma(s, e_star - energy, f.energy);
+    return sl < R(0) && sr > R(0) ? g : f;
 }
 #endif
 
@@ -317,13 +331,13 @@ struct alignas(2 * sizeof(real)) Pair {
 };
 #define FLUX_PAIRS ((NVAR + 1) / 2)
 
-DEVICE void store_prim(Pair (*row)[MARCH_W], int t, const Prim& w)
+DEVICE void store_prim(Pair (*row)[MARCH_W + 2], int t, const Prim& w)
 {
     row[0][t] = Pair{w.rho, w.un};
     row[1][t] = Pair{w.ut, w.p};
 }
 
-DEVICE Prim shared_prim(const Pair (*row)[MARCH_W], int t)
+DEVICE Prim shared_prim(const Pair (*row)[MARCH_W + 2], int t)
 {
     const Pair first = row[0][t], second = row[1][t];
     Prim w;
@@ -360,6 +374,7 @@ struct Column {
 #if DIM == 2
     Prim here, above;          // rows r and r + 1 of the column
     Prim top;                  // row r - 1 reconstructed at its high y face
+    real next[NVAR];           // u of row r + 1, loaded a step early (strips inside in x)
     real y_lo[NVAR], y_hi[NVAR];  // y fluxes (times dt/dy) through row r - 1's low, high faces
 #endif
     Prim below;                // row r - 1, the row the block updates in step r
@@ -381,9 +396,10 @@ struct Column {
 // So every cell of the strip's rows (and two rows each side) is loaded and reconstructed once
 // and every face flux computed once (both cells of a face use the same bits: conservation to
 // rounding, and x <-> y symmetric problems stay symmetric to the bit). Memory waits, not
-// arithmetic, limit this kernel, so its loads start early: row r + 2 is prefetched into L1 a
-// step ahead, and the u and u0 of row r - 1 that the update needs are loaded into registers
-// at the start of the step (u again: a line fetched two steps before). With write_rates it
+// arithmetic, limit this kernel, so its loads start a step early: the states of row r + 2 are
+// loaded into registers in step r (in strips inside the grid in x), and the u and u0 of row
+// r - 1 that the update needs at the start of the step (u again: a line fetched two steps
+// before). With write_rates it
 // also leaves per block the largest stability rate of the new state in rates, for the next
 // dt. dt == 0 means the run has reached its stop time: the stage writes nothing. Registers are
 // capped so that 8 blocks (32 warps) share a multiprocessor in fp32 (the fastest cap on an
@@ -396,9 +412,24 @@ void euler_stage(real* state_a, real* state_b, real* scratch, const int* __restr
                  int rows, int bc_xlo, int bc_xhi, int bc_ylo, int bc_yhi, real inv_dx,
                  real inv_dy, real gamma, real inv_gm1, real w, int write_rates)
 {
-    __shared__ Pair row_prim[2][MARCH_W], row_hi[2][MARCH_W], row_flux[FLUX_PAIRS][MARCH_W];
+    // Thread t's entry of row_prim and row_hi is t + 1: thread t reads its neighbours' at t and
+    // t + 2, and the edge threads (whose x states are not used) read a pad, not a clamped
+    // index (the selects cost 2% of the march loop).
+    __shared__ Pair row_prim[2][MARCH_W + 2], row_hi[2][MARCH_W + 2];
+    __shared__ Pair row_flux[FLUX_PAIRS][MARCH_W];
     __shared__ real block_rates[MARCH_W];
     THREAD_STATE(Column, col);
+
+    // The pads hold a harmless state, so that no thread reads uninitialized memory.
+    PHASE {
+        if (threadIdx.x < 2) {
+            const int pad = threadIdx.x == 0 ? 0 : MARCH_W + 1;
+            const Prim rest = {R(1), R(0), R(0), R(1)};
+            store_prim(row_prim, pad, rest);
+            store_prim(row_hi, pad, rest);
+        }
+    }
+    __syncthreads();
 
     // Block-uniform values (the same in every thread, so they may live across barriers).
     const real dt = dt_dev[0];
@@ -408,6 +439,7 @@ void euler_stage(real* state_a, real* state_b, real* scratch, const int* __restr
     const real* u0 = stage_buffer(ROLE_OLD, step_parity, state_a, state_b, scratch);
     real* out = stage_buffer(out_role, step_parity, state_a, state_b, scratch);
     const real dt_dx = dt * inv_dx, dt_dy = dt * inv_dy;
+    const bool blend = w != R(1);  // the stage reads u0
     const int i0 = (int)blockIdx.x * MARCH_CELLS - 2;  // the column of thread 0
     const int j0 = (int)blockIdx.y * rows;                // rows j0 .. j1 - 1 are updated
     const int j1 = j0 + rows < ny ? j0 + rows : ny;
@@ -433,6 +465,7 @@ void euler_stage(real* state_a, real* state_b, real* scratch, const int* __restr
         const int i = i0 + (int)threadIdx.x;
         MY(col).here = load_prim(g, inside_x, i, j0 - 2);
         MY(col).above = load_prim(g, inside_x, i, j0 - 1);
+        if (inside_x) load_cell(u, ncell, j0 * nx + i, MY(col).next);
         MY(col).rate = R(0);
     }
     const int first = j0 - 1;
@@ -442,18 +475,18 @@ void euler_stage(real* state_a, real* state_b, real* scratch, const int* __restr
     const int first = j0 + 1;
 #endif
     for (int r = first; r <= j1; ++r) {
-        // Along y in registers; row r - 1 published for the x direction. Row r + 2 is
-        // prefetched into L1 for the next step, and the u (and u0) of row r - 1 that the
-        // update needs are loaded now, to arrive while the block treats the x direction.
+        // Along y in registers; row r - 1 published for the x direction. Row r + 2 is loaded
+        // for the next step, and the u (and u0) of row r - 1 that the update needs now, to
+        // arrive while the block treats the x direction.
         PHASE {
             Column& c = MY(col);
             const int i = i0 + (int)threadIdx.x;
 #if DIM == 2
             c.below = c.here;
             c.here = c.above;
-            c.above = load_prim(g, inside_x, i, r + 1);
-            if (inside_x && r + 2 < ny)
-                for (int v = 0; v < NVAR; ++v) prefetch_l1(u + v * ncell + (r + 2) * nx + i);
+            if (inside_x && r + 1 < ny) c.above = conserved_prim(c.next, R(1), R(1), gamma);
+            else c.above = lab_prim(g, i, r + 1);
+            if (inside_x && r + 2 < ny) load_cell(u, ncell, (r + 2) * nx + i, c.next);
             // The low face state goes into the flux, then the high one straight into c.top.
             const Prim h = half_slopes(c.below, c.here, c.above);
             for (int v = 0; v < NVAR; ++v) c.y_lo[v] = c.y_hi[v];
@@ -462,26 +495,27 @@ void euler_stage(real* state_a, real* state_b, real* scratch, const int* __restr
 #else
             c.below = load_prim(g, inside_x, i, r - 1);
 #endif
-            store_prim(row_prim, threadIdx.x, c.below);
-            if (r > j0 && i >= 0 && i < nx)
-                for (int v = 0; v < NVAR; ++v) {
-                    c.old[v] = u[v * ncell + (r - 1) * nx + i];
-                    if (w != R(1)) c.start[v] = u0[v * ncell + (r - 1) * nx + i];
-                }
+            store_prim(row_prim, threadIdx.x + 1, c.below);
+            if (r > j0 && i >= 0 && i < nx) {
+                const real* uk = u + (r - 1) * nx + i;
+                const real* u0k = u0 + (r - 1) * nx + i;
+                for (int v = 0; v < NVAR; ++v) c.old[v] = uk[v * ncell];
+                if (blend)
+                    for (int v = 0; v < NVAR; ++v) c.start[v] = u0k[v * ncell];
+            }
         }
         if (r <= j0) continue;
         __syncthreads();
 
-        // Row r - 1 reconstructed in x (an edge thread clamps its missing neighbour: its
-        // states are not used).
+        // Row r - 1 reconstructed in x.
         PHASE {
             Column& c = MY(col);
             const int t = threadIdx.x;
-            const Prim left = shared_prim(row_prim, t > 0 ? t - 1 : 0);
-            const Prim right = shared_prim(row_prim, t < MARCH_W - 1 ? t + 1 : t);
+            const Prim left = shared_prim(row_prim, t);
+            const Prim right = shared_prim(row_prim, t + 2);
             const Prim h = half_slopes(left, c.below, right);
             c.x_lo = face_state(c.below, h, -1);
-            store_prim(row_hi, t, face_state(c.below, h, 1));
+            store_prim(row_hi, t + 1, face_state(c.below, h, 1));
         }
         __syncthreads();
 
@@ -489,7 +523,7 @@ void euler_stage(real* state_a, real* state_b, real* scratch, const int* __restr
         PHASE {
             const int t = threadIdx.x;
             real f[NVAR];
-            lab_flux(shared_prim(row_hi, t > 0 ? t - 1 : 0), MY(col).x_lo, 0, gas, dt_dx, f);
+            lab_flux(shared_prim(row_hi, t), MY(col).x_lo, 0, gas, dt_dx, f);
             store_flux(row_flux, t, f);
         }
         __syncthreads();
@@ -516,7 +550,7 @@ void euler_stage(real* state_a, real* state_b, real* scratch, const int* __restr
                     change = change + (c.y_lo[v] - c.y_hi[v]);
 #endif
                     const real stage = c.old[v] + change;
-                    if (w == R(1)) {
+                    if (!blend) {
                         next[v] = stage;
                     } else {
                         const real start = c.start[v];

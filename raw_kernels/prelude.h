@@ -77,11 +77,6 @@ DEVICE double approx_recip(double x) { return 1.0 / x; }
 DEVICE double approx_sqrt(double x) { return sqrt(x); }
 DEVICE double approx_rsqrt(double x) { return 1.0 / sqrt(x); }
 #endif
-// A hint to bring the cache line of *p into L1 (and L2) now, ahead of a later load.
-DEVICE void prefetch_l1(const void* p)
-{
-    asm volatile("prefetch.global.L1 [%0];" : : "l"(p));
-}
 
 #else  // host: plain C++ with OpenMP
 
@@ -120,7 +115,6 @@ using std::fma;
 static inline real approx_recip(real x) { return R(1) / x; }
 static inline real approx_sqrt(real x) { return sqrt(x); }
 static inline real approx_rsqrt(real x) { return R(1) / sqrt(x); }
-static inline void prefetch_l1(const void*) {}
 
 // Linear thread index -> threadIdx, x fastest, as CUDA numbers a block's threads.
 static inline bool set_thread_index(unsigned t)
