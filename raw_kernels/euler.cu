@@ -395,15 +395,14 @@ struct Column {
 //     updates row r - 1, writing each conserved variable of out once.
 // So every cell of the strip's rows (and two rows each side) is loaded and reconstructed once
 // and every face flux computed once (both cells of a face use the same bits: conservation to
-// rounding, and x <-> y symmetric problems stay symmetric to the bit). Memory waits, not
-// arithmetic, limit this kernel, so its loads start a step early: the states of row r + 2 are
-// loaded into registers in step r (in strips inside the grid in x), and the u and u0 of row
-// r - 1 that the update needs at the start of the step (u again: a line fetched two steps
-// before). With write_rates it
-// also leaves per block the largest stability rate of the new state in rates, for the next
-// dt. dt == 0 means the run has reached its stop time: the stage writes nothing. Registers are
-// capped so that 8 blocks (32 warps) share a multiprocessor in fp32 (the fastest cap on an
-// H200; 4 blocks in fp64).
+// rounding, and x <-> y symmetric problems stay symmetric to the bit). Instruction issue and
+// load latency, not DRAM bandwidth, limit this kernel, so its loads start early: the states of
+// row r + 2 are loaded into registers in step r (in strips inside the grid in x), and the u
+// and u0 of row r - 1 that the update needs at the start of step r (u again: a line fetched
+// two steps before). With write_rates it also leaves per block the largest stability rate of
+// the new state in rates, for the next dt. dt == 0 means the run has reached its stop time:
+// the stage writes nothing. Registers are capped so that 8 blocks (32 warps) share a
+// multiprocessor in fp32 (the fastest cap on an H200; 4 blocks in fp64).
 #define STAGE_BLOCKS_PER_SM (REAL_BITS == 32 ? 8 : 4)
 BLOCK_KERNEL LAUNCH_BOUNDS(MARCH_W, STAGE_BLOCKS_PER_SM)
 void euler_stage(real* state_a, real* state_b, real* scratch, const int* __restrict__ parity,
@@ -414,7 +413,7 @@ void euler_stage(real* state_a, real* state_b, real* scratch, const int* __restr
 {
     // Thread t's entry of row_prim and row_hi is t + 1: thread t reads its neighbours' at t and
     // t + 2, and the edge threads (whose x states are not used) read a pad, not a clamped
-    // index (the selects cost 2% of the march loop).
+    // index (the selects were 1% of the march loop's instructions).
     __shared__ Pair row_prim[2][MARCH_W + 2], row_hi[2][MARCH_W + 2];
     __shared__ Pair row_flux[FLUX_PAIRS][MARCH_W];
     __shared__ real block_rates[MARCH_W];
