@@ -401,10 +401,11 @@ struct Column {
 // load latency, not DRAM bandwidth, limit this kernel, so its loads start early: the states of
 // row r + 2 are loaded into registers in step r (in strips inside the grid in x), and the u
 // and u0 of row r - 1 that the update needs in step r before the block turns to the x
-// direction (u again: a line fetched three steps before). With write_rates it also leaves per block the largest stability rate of
-// the new state in rates, for the next dt. dt == 0 means the run has reached its stop time:
-// the stage writes nothing. Registers are capped so that 8 blocks (32 warps) share a
-// multiprocessor in fp32 (the fastest cap on an H200; 4 blocks in fp64).
+// direction (u again: a line fetched three steps before). With write_rates it also leaves per
+// block the largest stability rate of the new state in rates, for the next dt. dt == 0 means
+// the run has reached its stop time: the stage writes nothing. Registers are capped so that
+// 8 blocks (32 warps) share a multiprocessor in fp32 (the fastest cap on an H200; 4 blocks in
+// fp64).
 #define STAGE_BLOCKS_PER_SM (REAL_BITS == 32 ? 8 : 4)
 BLOCK_KERNEL LAUNCH_BOUNDS(MARCH_W, STAGE_BLOCKS_PER_SM)
 void euler_stage(real* state_a, real* state_b, real* scratch, const int* __restrict__ parity,
@@ -502,8 +503,9 @@ void euler_stage(real* state_a, real* state_b, real* scratch, const int* __restr
             store_prim(row_prim, threadIdx.x + 1, c.below);
 #if DIM == 2
             // Row r + 2 for the next step, loaded here and not before the flux: there ptxas
-            // reused the loads' address registers at once, and warps waited until the loads had
-            // read them (Nsight Compute: 31% of the stall samples; 3% slower than here).
+            // overwrote an address register of these loads right after them, and warps waited
+            // until the loads had read it (Nsight Compute: 31% of the stall samples; the
+            // kernel was 7% slower).
             if (r + 2 < stored_rows) load_cell(u, ncell, (r + 2) * nx + i, c.next);
 #endif
             if (r > j0 && i >= 0 && i < nx) {
