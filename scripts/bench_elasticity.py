@@ -17,7 +17,6 @@ measured copy bandwidth (scripts/ceilings.py). `check`: max |ours - SciPy's| / m
 
 import argparse
 import json
-import platform
 import sys
 import time
 from math import factorial
@@ -30,10 +29,9 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT), str(ROOT / "scripts")]
 
 import bench_fem  # noqa: E402
-import ceilings  # noqa: E402
+import benchrun  # noqa: E402
 import devicetime  # noqa: E402
 
-from solvers.backend import get_backend  # noqa: E402
 from solvers.fe.assembly import Assembler, cells  # noqa: E402
 from solvers.fe.elasticity import lame_parameters  # noqa: E402
 from solvers.fe.reference import elasticity_reference  # noqa: E402
@@ -137,11 +135,8 @@ def space_dofs(dim, degree, n):
 
 
 def run(args):
-    dev = get_backend(args.backend)
-    copy_gbs = ceilings.measure(args.backend)["copy"]["gbs"]
+    dev, copy_gbs, report = bench_fem.new_report(args)
     targets = [float(d) for d in DOFS.get(args.dofs, args.dofs).split(",")]
-    report = {"backend": dev.describe(), "copy_gbs": copy_gbs, "rows": [],
-              "platform": platform.platform()}
     items = []  # (label, dim, degree, cells per axis); a vector space has dim dofs per node
     for label in args.problems.split(","):
         dim, degree = bench_fem.PROBLEMS[label]
@@ -175,7 +170,8 @@ def parse_args(argv):
 
 
 def main(argv=None):
-    return bench_fem.main(argv, "bench_elasticity", parse_args, run, COLUMNS)
+    return benchrun.main("bench_elasticity", parse_args(argv), "--backend host --dofs small",
+                         run, lambda report: bench_fem.table(report, COLUMNS))
 
 
 if __name__ == "__main__":

@@ -14,7 +14,6 @@ numbers go to --json.
 """
 
 import argparse
-import json
 import platform
 import statistics
 import sys
@@ -27,11 +26,12 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT), str(ROOT / "scripts")]
 
+import benchrun  # noqa: E402
 import ceilings  # noqa: E402
 import devicetime  # noqa: E402
 from euler_unfused import UnfusedEuler  # noqa: E402
 
-from solvers.backend import BackendError, get_backend  # noqa: E402
+from solvers.backend import get_backend  # noqa: E402
 from solvers.fv.euler import MARCH_CELLS, MARCH_WIDTH, EulerSolver, march_rows  # noqa: E402
 from solvers.mesh.structured import StructuredGrid  # noqa: E402
 from solvers.stepper import Stepper  # noqa: E402
@@ -381,20 +381,12 @@ def targets(report):
     return out or ["none at these sizes"]
 
 
+def passed(report):
+    return all(c["ok"] for c in report["checks"].values()) and not report["errors"]
+
+
 def main(argv=None):
-    args = parse_args(argv)
-    if args.backend == "cuda":
-        devicetime.require_gpu("bench_euler", "--backend host")
-    try:
-        report = run(args)
-    except BackendError as error:
-        print(f"bench_euler: {error}", file=sys.stderr)
-        return 2
-    Path(args.json).write_text(json.dumps(report, indent=2))
-    print(table(report))
-    print(f"full results: {args.json} ({report['wall_seconds']:.0f} s)")
-    ok = all(c["ok"] for c in report["checks"].values()) and not report["errors"]
-    return 0 if ok else 1
+    return benchrun.main("bench_euler", parse_args(argv), "--backend host", run, table, passed)
 
 
 if __name__ == "__main__":

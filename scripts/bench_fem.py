@@ -38,10 +38,11 @@ import scipy.sparse as sp
 ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT), str(ROOT / "scripts")]
 
+import benchrun  # noqa: E402
 import ceilings  # noqa: E402
 import devicetime  # noqa: E402
 
-from solvers.backend import BackendError  # noqa: E402
+from solvers.backend import get_backend  # noqa: E402
 from solvers.fe.boundary import Dirichlet  # noqa: E402
 from solvers.fe.generators import box, rectangle  # noqa: E402
 from solvers.fe.poisson import PoissonSolver  # noqa: E402
@@ -212,14 +213,19 @@ def bench_item(dev, label, dim, degree, n, args, copy_gbs):
     return row
 
 
-def run(args):
-    from solvers.backend import get_backend
-
+def new_report(args, **settings):
+    """The backend, the measured copy bandwidth in GB/s and an empty report (with these
+    settings) of a finite-element benchmark."""
     dev = get_backend(args.backend)
     copy_gbs = ceilings.measure(args.backend)["copy"]["gbs"]
-    dofs = [float(d) for d in DOFS.get(args.dofs, args.dofs).split(",")]
-    report = {"backend": dev.describe(), "copy_gbs": copy_gbs, "rows": [],
+    report = {"backend": dev.describe(), "copy_gbs": copy_gbs, **settings, "rows": [],
               "platform": platform.platform()}
+    return dev, copy_gbs, report
+
+
+def run(args):
+    dev, copy_gbs, report = new_report(args)
+    dofs = [float(d) for d in DOFS.get(args.dofs, args.dofs).split(",")]
     start = time.perf_counter()
     if not args.no_headline:
         n = HEADLINE_CELLS if args.dofs != "small" else 4
@@ -275,21 +281,9 @@ def parse_args(argv):
     return parser.parse_args(argv)
 
 
-def main(argv=None, name="bench_fem", parse=parse_args, bench=run, columns=COLUMNS):
-    """Parse, check for a GPU, run `bench`, write the JSON and print the table (the other FE
-    benchmarks pass their own name, parser, run and columns)."""
-    args = parse(argv)
-    if args.backend == "cuda":
-        devicetime.require_gpu(name, "--backend host --dofs small")
-    try:
-        report = bench(args)
-    except BackendError as error:
-        print(f"{name}: {error}", file=sys.stderr)
-        return 2
-    Path(args.json).write_text(json.dumps(report, indent=2, default=str))
-    print(table(report, columns))
-    print(f"full results: {args.json} ({report['wall_seconds']:.0f} s)")
-    return 0
+def main(argv=None):
+    return benchrun.main("bench_fem", parse_args(argv), "--backend host --dofs small", run,
+                         table)
 
 
 if __name__ == "__main__":

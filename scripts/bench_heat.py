@@ -22,7 +22,6 @@ vector updates (about 12 vectors read or written), all against the measured copy
 
 import argparse
 import json
-import platform
 import sys
 import time
 from pathlib import Path
@@ -35,10 +34,9 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT), str(ROOT / "scripts")]
 
 import bench_fem  # noqa: E402
-import ceilings  # noqa: E402
+import benchrun  # noqa: E402
 import devicetime  # noqa: E402
 
-from solvers.backend import BackendError  # noqa: E402
 from solvers.fe import Dirichlet, box, rectangle  # noqa: E402
 from solvers.fe.heat import HeatSolver  # noqa: E402
 from solvers.linalg.krylov import ITER  # noqa: E402
@@ -142,13 +140,8 @@ def bench_item(dim, dofs, preconditioner, args, copy_gbs):
 
 
 def run(args):
-    from solvers.backend import get_backend
-
-    dev = get_backend(args.backend)
-    copy_gbs = ceilings.measure(args.backend)["copy"]["gbs"]
-    report = {"backend": dev.describe(), "copy_gbs": copy_gbs, "dt": args.dt, "theta": THETA,
-              "steps_per_graph": args.steps_per_graph, "rows": [],
-              "platform": platform.platform()}
+    _, copy_gbs, report = bench_fem.new_report(args, dt=args.dt, theta=THETA,
+                                               steps_per_graph=args.steps_per_graph)
     start = time.perf_counter()
     for dofs in (float(d) for d in DOFS.get(args.dofs, args.dofs).split(",")):
         for preconditioner in ("jacobi", "amg"):
@@ -184,18 +177,8 @@ def parse_args(argv):
 
 
 def main(argv=None):
-    args = parse_args(argv)
-    if args.backend == "cuda":
-        devicetime.require_gpu("bench_heat", "--backend host --dofs small")
-    try:
-        report = run(args)
-    except BackendError as error:
-        print(f"bench_heat: {error}", file=sys.stderr)
-        return 2
-    Path(args.json).write_text(json.dumps(report, indent=2, default=str))
-    print(bench_fem.table(report, COLUMNS))
-    print(f"full results: {args.json} ({report['wall_seconds']:.0f} s)")
-    return 0
+    return benchrun.main("bench_heat", parse_args(argv), "--backend host --dofs small", run,
+                         lambda report: bench_fem.table(report, COLUMNS))
 
 
 if __name__ == "__main__":

@@ -30,6 +30,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT), str(ROOT / "scripts")]
 
+import benchrun  # noqa: E402
 import ceilings  # noqa: E402
 import devicetime  # noqa: E402
 
@@ -124,7 +125,7 @@ def time_to_steady(n, backend, args):
             "steady_t": result.t, "steady_measured": True}
 
 
-def main():
+def parse_args(argv):
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--backend", choices=("cuda", "host"), default="cuda")
     p.add_argument("--sizes", default="128,256,512,1024,2048")
@@ -136,9 +137,11 @@ def main():
     p.add_argument("--steady-max-steps", type=int, default=100000,
                    help="measure the time to steady state up to this many steps, else estimate")
     p.add_argument("--json", default="bench_incompressible.json")
-    args = p.parse_args()
-    if args.backend == "cuda":
-        devicetime.require_gpu("bench_incompressible.py", "--backend host --sizes 16,32")
+    return p.parse_args(argv)
+
+
+def run(args):
+    start = time.perf_counter()
     backend = get_backend(args.backend)
     ceil = ceilings.measure(args.backend)
     copy_gbs = ceil["copy"]["gbs"]
@@ -158,28 +161,33 @@ def main():
                         "steady_wall_s": steady_t / row["dt"] * row["graph_s"]})
         report["sizes"].append(row)
         print(json.dumps(row), flush=True)
-    Path(args.json).write_text(json.dumps(report, indent=2))
-    print_table(report)
+    report["wall_seconds"] = time.perf_counter() - start
+    return report
 
 
-def print_table(report):
-    print(f"\ncavity Re={report['re']:g} on {report['card'].get('device', report['card'])}, "
-          f"copy {report['ceilings']['copy']['gbs']:.0f} GB/s")
-    head = (f"{'n':>6} {'graph ms':>9} {'eager ms':>9} {'x':>5} {'jacobi ms':>10} {'MG it':>6} "
-            f"{'Jac it':>7} {'p share':>8} {'rest GB/s':>10} {'%copy':>6} {'steps':>8} "
-            f"{'t_steady s':>11}")
-    print(head)
+def table(report):
+    lines = [f"\ncavity Re={report['re']:g} on {report['card'].get('device', report['card'])}, "
+             f"copy {report['ceilings']['copy']['gbs']:.0f} GB/s",
+             f"{'n':>6} {'graph ms':>9} {'eager ms':>9} {'x':>5} {'jacobi ms':>10} {'MG it':>6} "
+             f"{'Jac it':>7} {'p share':>8} {'rest GB/s':>10} {'%copy':>6} {'steps':>8} "
+             f"{'t_steady s':>11}"]
     for r in report["sizes"]:
         steady = (f"{r['steady_wall_s']:.3g}{'' if r['steady_measured'] else ' (est)'}"
                   if "steady_wall_s" in r else "-")
         jacobi = (f"{r['jacobi_graph_s'] * 1e3:>10.3f} {r['pressure_iterations']:>6.1f} "
                   f"{r['jacobi_iterations']:>7.1f}" if "jacobi_graph_s" in r else
                   f"{'-':>10} {r['pressure_iterations']:>6.1f} {'-':>7}")
-        print(f"{r['n']:>6} {r['graph_s'] * 1e3:>9.3f} {r['eager_s'] * 1e3:>9.3f} "
-              f"{r['eager_s'] / r['graph_s']:>5.1f} {jacobi} "
-              f"{r['pressure_share']:>8.0%} {r['rest_gbs']:>10.1f} {r['rest_of_copy']:>6.0%} "
-              f"{r.get('steady_steps', 0):>8} {steady:>11}")
+        lines.append(f"{r['n']:>6} {r['graph_s'] * 1e3:>9.3f} {r['eager_s'] * 1e3:>9.3f} "
+                     f"{r['eager_s'] / r['graph_s']:>5.1f} {jacobi} "
+                     f"{r['pressure_share']:>8.0%} {r['rest_gbs']:>10.1f} "
+                     f"{r['rest_of_copy']:>6.0%} {r.get('steady_steps', 0):>8} {steady:>11}")
+    return "\n".join(lines)
+
+
+def main(argv=None):
+    return benchrun.main("bench_incompressible", parse_args(argv),
+                         "--backend host --sizes 16,32", run, table)
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

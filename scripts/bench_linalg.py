@@ -36,7 +36,6 @@ go to --json. Exit 2 without a GPU (cuda), 1 when a check fails or an item error
 import argparse
 import importlib
 import inspect
-import json
 import platform
 import statistics
 import sys
@@ -52,10 +51,11 @@ import scipy.sparse as sp
 ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT), str(ROOT / "scripts")]
 
+import benchrun  # noqa: E402
 import ceilings  # noqa: E402
 import devicetime  # noqa: E402
 
-from solvers.backend import BackendError, get_backend  # noqa: E402
+from solvers.backend import get_backend  # noqa: E402
 from solvers.linalg import (  # noqa: E402
     ConjugateGradient,
     CsrMatrix,
@@ -874,23 +874,8 @@ def parse_args(argv):
 
 
 def main(argv=None):
-    args = parse_args(argv)
-    if args.backend == "cuda":
-        devicetime.require_gpu("bench_linalg", "--backend host --sizes small")
-    try:
-        report = run(args)
-    except BackendError as error:
-        print(f"bench_linalg: {error}", file=sys.stderr)
-        return 2
-    Path(args.json).write_text(json.dumps(report, indent=2, default=json_default))
-    print(table(report))
-    print(f"full results: {args.json} ({report['wall_seconds']:.0f} s)")
-    return 0 if all_ok(report) else 1
-
-
-def json_default(value):
-    """NumPy scalars as Python numbers; anything else as its text."""
-    return value.item() if hasattr(value, "item") else str(value)
+    return benchrun.main("bench_linalg", parse_args(argv), "--backend host --sizes small", run,
+                         table, all_ok)
 
 
 if __name__ == "__main__":
