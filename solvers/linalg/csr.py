@@ -173,7 +173,32 @@ def default_threads_per_row(lengths):
     return int(min(32, 2 ** int(np.log2(mean / 4))))
 
 
-class CsrMatrix(LinearOperator):
+class StoredMatrix(LinearOperator):
+    """What the stored formats (CSR, SELL) share: the validated HostCsr they are built from,
+    which answers diagonal() and to_scipy(), the accumulation, and the checks of y = A x."""
+
+    def __init__(self, host, backend, accumulate):
+        super().__init__(host.n, host.values.dtype, backend)
+        self.host = host
+        self.nnz = host.nnz
+        self.accumulate = accumulation(self.dtype, accumulate)
+
+    def check_spmv_vectors(self, x, y):
+        """Clear errors for x and y of the wrong kind, and for y overlapping x."""
+        self.check_vector(x, "x")
+        self.check_vector(y, "y")
+        distinct_vectors(x, y)
+
+    def diagonal(self):
+        """The diagonal as a host float64 array (of the stored, rounded values)."""
+        return self.host.diagonal()
+
+    def to_scipy(self):
+        """The stored matrix (without any padding) as a scipy.sparse CSR matrix of float64."""
+        return self.host.to_scipy()
+
+
+class CsrMatrix(StoredMatrix):
     """y = A x for a square sparse A in CSR storage on a backend (see the module docstring).
 
     Device arrays: row_ptr (int32, n + 1), columns (int32, nnz), values (dtype, nnz)."""
@@ -182,10 +207,7 @@ class CsrMatrix(LinearOperator):
 
     def __init__(self, host, backend, accumulate, threads_per_row):
         """Use CsrMatrix.from_scipy; `host` is a validated HostCsr."""
-        super().__init__(host.n, host.values.dtype, backend)
-        self.host = host
-        self.nnz = host.nnz
-        self.accumulate = accumulation(self.dtype, accumulate)
+        super().__init__(host, backend, accumulate)
         if threads_per_row == "auto":
             threads_per_row = default_threads_per_row(host.row_lengths())
         if threads_per_row not in THREADS_PER_ROW:
@@ -211,9 +233,7 @@ class CsrMatrix(LinearOperator):
 
     def bind(self, x, y):
         """A capturable launch of y = A x on these two device vectors."""
-        self.check_vector(x, "x")
-        self.check_vector(y, "y")
-        distinct_vectors(x, y)
+        self.check_spmv_vectors(x, y)
         if self.threads_per_row == 1:
             grid, block = blocks(self.n, BLOCK_THREADS), BLOCK_THREADS
         else:
@@ -221,14 +241,6 @@ class CsrMatrix(LinearOperator):
             grid, block = blocks(self.n, rows), (self.threads_per_row, rows)
         return self._kernel.bind(grid, block, self.row_ptr, self.columns, self.values, x, y,
                                  self.n)
-
-    def diagonal(self):
-        """The diagonal as a host float64 array (of the stored, rounded values)."""
-        return self.host.diagonal()
-
-    def to_scipy(self):
-        """The stored matrix as a scipy.sparse CSR matrix of float64."""
-        return self.host.to_scipy()
 
     @property
     def nbytes(self):

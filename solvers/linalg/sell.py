@@ -28,14 +28,13 @@ from .csr import (
     INT32_MAX,
     SOURCE,
     CsrMatrix,
+    StoredMatrix,
     accumulation,
     blocks,
-    distinct_vectors,
     host_csr,
     kernel_name,
     resolve_backend,
 )
-from .operator import LinearOperator
 
 
 def _positive_int(value, name):
@@ -88,7 +87,7 @@ def sell_layout(host, c, sigma):
     return slice_ptr.astype(np.int32), row_length, row_order, columns, values
 
 
-class SellMatrix(LinearOperator):
+class SellMatrix(StoredMatrix):
     """y = A x for a square sparse A in SELL-C-sigma storage (see the module docstring).
 
     Device arrays: slice_ptr (int32, slices + 1), row_length and row_order (int32, n),
@@ -98,10 +97,7 @@ class SellMatrix(LinearOperator):
 
     def __init__(self, host, backend, accumulate, c, sigma):
         """Use SellMatrix.from_scipy or SellMatrix.from_csr; `host` is a validated HostCsr."""
-        super().__init__(host.n, host.values.dtype, backend)
-        self.host = host
-        self.nnz = host.nnz
-        self.accumulate = accumulation(self.dtype, accumulate)
+        super().__init__(host, backend, accumulate)
         self.c = _positive_int(c, "c (rows a slice)")
         self.sigma = _positive_int(sigma, "sigma (rows a sorting window)")
         arrays = sell_layout(host, self.c, self.sigma)
@@ -133,20 +129,10 @@ class SellMatrix(LinearOperator):
 
     def bind(self, x, y):
         """A capturable launch of y = A x on these two device vectors."""
-        self.check_vector(x, "x")
-        self.check_vector(y, "y")
-        distinct_vectors(x, y)
+        self.check_spmv_vectors(x, y)
         return self._kernel.bind(blocks(self.n, BLOCK_THREADS), BLOCK_THREADS, self.slice_ptr,
                                  self.row_length, self.row_order, self.columns, self.values, x,
                                  y, self.n, self.c)
-
-    def diagonal(self):
-        """The diagonal as a host float64 array (of the stored, rounded values)."""
-        return self.host.diagonal()
-
-    def to_scipy(self):
-        """The stored matrix (without padding) as a scipy.sparse CSR matrix of float64."""
-        return self.host.to_scipy()
 
     @property
     def nbytes(self):
