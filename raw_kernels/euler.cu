@@ -268,11 +268,12 @@ DEVICE Flux riemann_flux(const Prim& l, const Prim& r, const Gas& gas)
 }
 #endif
 
-// Primitive state of cell (i, j) in the lab frame: stored cells directly when the strip's
-// columns all lie inside the grid, any other cell through lab_prim's boundary mapping.
-DEVICE Prim load_prim(const Grid& g, bool inside_x, int i, int j)
+// Primitive state of cell (i, j) in the lab frame: rows 0 .. stored_rows - 1 straight from u
+// (stored_rows is 0 where the strip reaches past the grid in x), any other cell through
+// lab_prim's boundary mapping.
+DEVICE Prim load_prim(const Grid& g, int stored_rows, int i, int j)
 {
-    if (inside_x && j >= 0 && j < g.ny)
+    if (j >= 0 && j < stored_rows)
         return cell_prim(g.u, g.nx * g.ny, j * g.nx + i, R(1), R(1), g.gamma);
     return lab_prim(g, i, j);
 }
@@ -468,15 +469,14 @@ void euler_stage(real* state_a, real* state_b, real* scratch, const int* __restr
 #if DIM == 2
     PHASE {
         const int i = i0 + (int)threadIdx.x;
-        MY(col).here = load_prim(g, inside_x, i, j0 - 2);
-        MY(col).above = load_prim(g, inside_x, i, j0 - 1);
+        MY(col).here = load_prim(g, stored_rows, i, j0 - 2);
+        MY(col).above = load_prim(g, stored_rows, i, j0 - 1);
         if (inside_x) load_cell(u, ncell, j0 * nx + i, MY(col).next);
         MY(col).rate = R(0);
     }
     const int first = j0 - 1;
 #else
     (void)dt_dy;
-    (void)stored_rows;
     PHASE { MY(col).rate = R(0); }
     const int first = j0 + 1;
 #endif
@@ -498,7 +498,7 @@ void euler_stage(real* state_a, real* state_b, real* scratch, const int* __restr
             if (r >= j0) lab_flux(c.top, face_state(c.here, h, -1), 1, gas, dt_dy, c.y_hi);
             c.top = face_state(c.here, h, 1);
 #else
-            c.below = load_prim(g, inside_x, i, r - 1);
+            c.below = load_prim(g, stored_rows, i, r - 1);
 #endif
             store_prim(row_prim, threadIdx.x + 1, c.below);
 #if DIM == 2
