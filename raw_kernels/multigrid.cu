@@ -171,6 +171,30 @@ DEVICE void restrict_axis(int I, int I0, int nc, int dirichlet, int lo_side, int
     }
 }
 
+// The weighted sum over N x N (x N in 3D) points of v: sum over c, b, a of
+// wz[c] wy[b] wx[a] v[ix[a] + sx (iy[b] + sy iz[c])], each axis's indices and weights from
+// restrict_axis (N = 4) or prolong_axis (N = 2). In 2D only iz[0] and wz[0] are read.
+template <int N>
+DEVICE real tensor_sum(const real* v, int sx, int sy, const int* ix, const real* wx,
+                       const int* iy, const real* wy, const int* iz, const real* wz)
+{
+#if DIM == 3
+    const int nz_terms = N;
+#else
+    const int nz_terms = 1;
+#endif
+    real sum = R(0);
+    for (int c = 0; c < nz_terms; ++c) {
+        for (int b = 0; b < N; ++b) {
+            real line = R(0);
+            const int base = sx * (iy[b] + sy * iz[c]);
+            for (int a = 0; a < N; ++a) line += wx[a] * v[base + ix[a]];
+            sum += wz[c] * wy[b] * line;
+        }
+    }
+    return sum;
+}
+
 // b_c = 2^-d P^T (b - A x). nx, ny, nz: the fine grid (even along each coarsened axis).
 // Launch: blocks of (TX, TY, TZ) threads, one tile per block: grid.x = ceil(ncx / TX), grid.y
 // and grid.z any (tiles loop with grid strides).
@@ -218,30 +242,15 @@ BLOCK_KERNEL void mg_residual_restrict(const real* __restrict__ x, const real* _
             PHASE {
                 const int I = I0 + threadIdx.x, J = J0 + threadIdx.y, K = K0 + threadIdx.z;
                 if (I < ncx && J < ncy && K < ncz) {
-                    int ix[4], iy[4];
-                    real wtx[4], wty[4];
+                    int ix[4], iy[4], iz[4] = {0};
+                    real wtx[4], wty[4], wtz[4] = {R(1)};
                     restrict_axis(I, I0, ncx, dirichlet, 0, 1, ix, wtx);
                     restrict_axis(J, J0, ncy, dirichlet, 2, 3, iy, wty);
 #if DIM == 3
-                    int iz[4];
-                    real wtz[4];
                     restrict_axis(K, K0, ncz, dirichlet, 4, 5, iz, wtz);
-                    const int nz_terms = 4;
-#else
-                    const int iz[1] = {0};
-                    const real wtz[1] = {R(1)};
-                    const int nz_terms = 1;
 #endif
-                    real sum = R(0);
-                    for (int c = 0; c < nz_terms; ++c) {
-                        for (int bb = 0; bb < 4; ++bb) {
-                            real line = R(0);
-                            const int base = FX * (iy[bb] + FY * iz[c]);
-                            for (int a = 0; a < 4; ++a) line += wtx[a] * tile[base + ix[a]];
-                            sum += wtz[c] * wty[bb] * line;
-                        }
-                    }
-                    bc[I + ncx * (J + ncy * K)] = sum;
+                    bc[I + ncx * (J + ncy * K)] =
+                        tensor_sum<4>(tile, FX, FY, ix, wtx, iy, wty, iz, wtz);
                 }
             }
         }
@@ -273,28 +282,14 @@ KERNEL void mg_prolong_add(const real* __restrict__ xc, real* __restrict__ x, in
 {
     const int ncx = nx / 2, ncy = ny / 2;
     FOR_CELLS(nx, ny, nz) {
-        int ix[2], iy[2];
-        real wtx[2], wty[2];
+        int ix[2], iy[2], iz[2] = {0};
+        real wtx[2], wty[2], wtz[2] = {R(1)};
         prolong_axis(i, ncx, dirichlet, 0, 1, ix, wtx);
         prolong_axis(j, ncy, dirichlet, 2, 3, iy, wty);
 #if DIM == 3
-        int iz[2];
-        real wtz[2];
         prolong_axis(k, nz / 2, dirichlet, 4, 5, iz, wtz);
-        const int nz_terms = 2;
-#else
-        const int iz[1] = {0};
-        const real wtz[1] = {R(1)};
-        const int nz_terms = 1;
 #endif
-        real sum = R(0);
-        for (int c = 0; c < nz_terms; ++c) {
-            for (int bb = 0; bb < 2; ++bb) {
-                const int base = ncx * (iy[bb] + ncy * iz[c]);
-                sum += wtz[c] * wty[bb] * (wtx[0] * xc[base + ix[0]] + wtx[1] * xc[base + ix[1]]);
-            }
-        }
-        x[i + nx * (j + ny * k)] += sum;
+        x[i + nx * (j + ny * k)] += tensor_sum<2>(xc, ncx, ncy, ix, wtx, iy, wty, iz, wtz);
     }
 }
 
