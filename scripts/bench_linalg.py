@@ -62,6 +62,7 @@ from solvers.linalg import (  # noqa: E402
     SellMatrix,
     StencilLaplacian,
 )
+from solvers.linalg.multigrid import GeometricMultigrid  # noqa: E402
 from solvers.linalg.refinement import IterativeRefinement  # noqa: E402
 
 SIZES = {"default": "128,256", "small": "12,16"}
@@ -181,16 +182,6 @@ class Library:
     def cg(self, a, b, rtol, maxiter, m, callback=None):
         return self.linalg.cg(a, b, maxiter=maxiter, M=m, callback=callback,
                               **{self.rtol_name: rtol})
-
-
-def load_multigrid():
-    """(GeometricMultigrid, None), or (None, why) while solvers.linalg.multigrid is not there."""
-    try:
-        module = importlib.import_module("solvers.linalg.multigrid")
-        return module.GeometricMultigrid, None
-    except Exception as error:  # ImportError, or a half-written module
-        return None, (f"multigrid rows skipped: solvers.linalg.multigrid not importable "
-                      f"({type(error).__name__}: {error})")
 
 
 # -- matrices ----------------------------------------------------------------------------------
@@ -491,10 +482,18 @@ def iteration_row(impl, times, spmv_bytes_, n, operator="stencil"):
     return row
 
 
+def fixed_iterations(backend_name, n):
+    """The two iteration counts of the per-iteration time on n^3: FIXED_ITERATIONS, the second
+    kept below 6 n, half of where fp32 CG on the 7-point matrix reaches rounding and stops
+    early (145 iterations at 12^3)."""
+    low, high = FIXED_ITERATIONS[backend_name]
+    return low, max(low + CHUNK, min(high, CHUNK * (6 * n // CHUNK)))
+
+
 def bench_cg_iteration(dev, lib, n, repeats, rng):
     """Jacobi-CG time per iteration on the 7-point matrix of n^3, fp32: ours on the stencil
     and on CSR, and the baseline's cg on the same CSR matrix."""
-    counts = FIXED_ITERATIONS[dev.backend.name]
+    counts = fixed_iterations(dev.backend.name, n)
     op = stencil(dev, n)
     a64 = laplacian_7pt(op)
     csr = CsrMatrix.from_scipy(a64, backend=dev.backend, precision="fp32")
@@ -574,12 +573,12 @@ def attempt(report, label, fn):
     """fn(), or None with the error in the report (the other rows of the item still count)."""
     try:
         return fn()
-    except Exception as error:  # e.g. a multigrid still being written, a cuBLAS load
+    except Exception as error:  # e.g. a cuBLAS load, device memory
         report["errors"].append(f"{label}: {type(error).__name__}: {error}")
         return None
 
 
-def bench_solves(dev, libs, mg, n, repeats, rng, report, deadline):
+def bench_solves(dev, libs, n, repeats, rng, report, deadline):
     """Time to RTOL on the 7-point Poisson problem of n^3 (fp32, random rhs): ours with
     Jacobi and with multigrid, the cupyx baseline, and SciPy on the CPU. Rows go straight
     into report['solves']."""
@@ -594,10 +593,10 @@ def bench_solves(dev, libs, mg, n, repeats, rng, report, deadline):
 
     jacobi = add(ours_solve(dev, "jacobi-cg", lambda: ConjugateGradient(op, "jacobi", rtol=RTOL),
                             b, repeats))
-    if mg is not None:
-        add(attempt(report, f"mg-pcg {n}^3", lambda: ours_solve(
-            dev, "mg-pcg", lambda: ConjugateGradient(op, preconditioner=mg(op), rtol=RTOL), b,
-            repeats)))
+    add(attempt(report, f"mg-pcg {n}^3", lambda: ours_solve(
+        dev, "mg-pcg",
+        lambda: ConjugateGradient(op, preconditioner=GeometricMultigrid(op), rtol=RTOL), b,
+        repeats)))
     dev.free()
     # The baselines run Jacobi-CG too: cap them at twice our iterations, and skip SciPy when
     # its estimate is over SCIPY_LIMIT_S or the time left.
@@ -617,19 +616,18 @@ def bench_solves(dev, libs, mg, n, repeats, rng, report, deadline):
         add(library_solve(dev, cpu, "scipy cg (cpu)", a64, b, maxiter))
 
 
-def bench_refinement(dev, mg, n, rng):
-    """IterativeRefinement to REFINE_RTOL: fp64 residuals around an fp32 inner solve to
-    REFINE_INNER_RTOL (multigrid-PCG when there is one, else Jacobi-CG). Timed: the second
-    solve (the first compiles and captures), including its host-to-device copy of b."""
+def bench_refinement(dev, n, rng):
+    """IterativeRefinement to REFINE_RTOL: fp64 residuals around an fp32 multigrid-PCG solve
+    to REFINE_INNER_RTOL. Timed: the second solve (the first compiles and captures),
+    including its host-to-device copy of b."""
     op32, op64 = stencil(dev, n), stencil(dev, n, "fp64")
-    inner_name = "mg-pcg" if mg is not None else "jacobi-cg"
-    preconditioner = mg(op32) if mg is not None else "jacobi"
-    inner = ConjugateGradient(op32, preconditioner=preconditioner, rtol=REFINE_INNER_RTOL)
+    inner = ConjugateGradient(op32, preconditioner=GeometricMultigrid(op32),
+                              rtol=REFINE_INNER_RTOL)
     refine = IterativeRefinement(op64, inner)
     b = rng.uniform(-1, 1, op64.n)
     refine.solve(b, rtol=REFINE_RTOL)
     seconds, (_, info) = dev.wall(lambda: refine.solve(b, rtol=REFINE_RTOL))
-    return {"n": n, "unknowns": op64.n, "inner": inner_name, "inner_rtol": REFINE_INNER_RTOL,
+    return {"n": n, "unknowns": op64.n, "inner": "mg-pcg", "inner_rtol": REFINE_INNER_RTOL,
             "rtol": REFINE_RTOL, "seconds": seconds, "outer_iterations": info.outer_iterations,
             "inner_iterations": info.inner_iterations, "residual": info.residual,
             "converged": info.converged}
@@ -683,7 +681,7 @@ def make_plan(sizes):
     return plan
 
 
-def run_item(dev, libs, mg, section, n, args, report, deadline):
+def run_item(dev, libs, section, n, args, report, deadline):
     """One planned item: its rows go into the report."""
     rng = np.random.default_rng(n)
     gpu, cpu = libs
@@ -700,9 +698,9 @@ def run_item(dev, libs, mg, section, n, args, report, deadline):
     elif section == "cg-iteration":
         report["cg_iteration"] += bench_cg_iteration(dev, baseline, n, min(args.repeats, 5), rng)
     elif section == "solve":
-        bench_solves(dev, (gpu, cpu), mg, n, min(args.repeats, 3), rng, report, deadline)
+        bench_solves(dev, (gpu, cpu), n, min(args.repeats, 3), rng, report, deadline)
     elif section == "refinement":
-        report["refinement"].append(bench_refinement(dev, mg, n, rng))
+        report["refinement"].append(bench_refinement(dev, n, rng))
     dev.free()
 
 
@@ -712,13 +710,12 @@ def run(args):
     dev = Device(args.backend)
     gpu, why = Library.load(True) if dev.cuda else (None, [])
     cpu = Library(False)
-    mg, mg_why = load_multigrid()
     copy = ceilings.copy_bandwidth() if dev.cuda else None
     report = {"card": dev.backend.describe(), "versions": versions(dev),
               "ceilings": {"copy": copy}, "sizes": args.grids, "rtol": RTOL,
               "checks": {"assembly_7pt": check_assembly(dev)}, "notes": NOTES,
               "spmv": [], "cg_iteration": [], "solves": [], "refinement": [],
-              "skipped": why + ([mg_why] if mg_why else []), "errors": []}
+              "skipped": why, "errors": []}
     for section, n in make_plan(args.grids):
         if time.perf_counter() > deadline:
             report["skipped"].append(f"{section} {n}^3: --max-seconds reached")
@@ -726,7 +723,7 @@ def run(args):
         print(f"bench_linalg: {section} {n}^3 ({time.perf_counter() - start:.0f} s)",
               file=sys.stderr, flush=True)
         try:
-            run_item(dev, (gpu, cpu), mg, section, n, args, report, deadline)
+            run_item(dev, (gpu, cpu), section, n, args, report, deadline)
         except Exception as error:  # report and go on: one broken item must not lose the rest
             report["errors"].append(f"{section} {n}^3: {type(error).__name__}: {error}")
             dev.free()
