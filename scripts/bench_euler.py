@@ -14,11 +14,9 @@ numbers go to --json.
 """
 
 import argparse
-import platform
 import statistics
 import sys
 import time
-from importlib import metadata
 from pathlib import Path
 
 import numpy as np
@@ -228,18 +226,6 @@ def steps_for(cells, work, k):
     return -(-steps // k) * k
 
 
-def versions(dev):
-    out = {"python": platform.python_version(), "numpy": np.__version__}
-    try:
-        out["solvers"] = metadata.version("solvers")
-    except metadata.PackageNotFoundError:
-        out["solvers"] = None
-    if dev.cuda:
-        out["cupy"] = dev.cupy.__version__
-        out["nvrtc"] = ".".join(map(str, dev.cupy.cuda.nvrtc.getVersion()))
-    return out
-
-
 def parse_args(argv):
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--backend", choices=("cuda", "host"), default="cuda")
@@ -266,7 +252,8 @@ def run(args):
     sizes = [int(s) for s in args.sizes.split(",")]
     precisions = args.precisions.split(",")
     ceil = ceilings.measure(args.backend)
-    report = {"card": dev.backend.describe(), "versions": versions(dev), "ceilings": ceil,
+    report = {"card": dev.backend.describe(), "versions": benchrun.versions(dev.cuda),
+              "ceilings": ceil,
               "scheme": "2D periodic, MUSCL (MC) on primitives, HLLC (Davis), SSP-RK3, cfl 0.5",
               "flops_per_cell_stage_no_halo": FLOPS_PER_CELL_STAGE_MIN,
               "gflops_basis": "3 x flops_per_cell_stage of each row (the fused kernel's count "

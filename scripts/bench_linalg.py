@@ -36,16 +36,13 @@ go to --json. Exit 2 without a GPU (cuda), 1 when a check fails or an item error
 import argparse
 import importlib
 import inspect
-import platform
 import statistics
 import sys
 import time
-from importlib import metadata
 from itertools import product
 from pathlib import Path
 
 import numpy as np
-import scipy
 import scipy.sparse as sp
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -635,19 +632,6 @@ def bench_refinement(dev, n, rng):
 
 # -- the run -------------------------------------------------------------------------------------
 
-def versions(dev):
-    out = {"python": platform.python_version(), "numpy": np.__version__,
-           "scipy": scipy.__version__}
-    try:
-        out["solvers"] = metadata.version("solvers")
-    except metadata.PackageNotFoundError:
-        out["solvers"] = None
-    if dev.cuda:
-        out["cupy"] = dev.cupy.__version__
-        out["nvrtc"] = ".".join(map(str, dev.cupy.cuda.nvrtc.getVersion()))
-    return out
-
-
 NOTES = [
     "SpMV bytes: values + int32 column indices (nnz each) + int32 row pointers (rows + 1) + "
     "x + y, the same for CSR, SELL and cuSPARSE; stencil: x + y (+ 1/k per cell when "
@@ -711,7 +695,7 @@ def run(args):
     gpu, why = Library.load(True) if dev.cuda else (None, [])
     cpu = Library(False)
     copy = ceilings.copy_bandwidth() if dev.cuda else None
-    report = {"card": dev.backend.describe(), "versions": versions(dev),
+    report = {"card": dev.backend.describe(), "versions": benchrun.versions(dev.cuda),
               "ceilings": {"copy": copy}, "sizes": args.grids, "rtol": RTOL,
               "checks": {"assembly_7pt": check_assembly(dev)}, "notes": NOTES,
               "spmv": [], "cg_iteration": [], "solves": [], "refinement": [],

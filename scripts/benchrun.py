@@ -3,10 +3,14 @@ GPU, turn a backend error into one line and exit status 2, write the full report
 print the table."""
 
 import json
+import platform
 import sys
+from importlib import metadata
 from pathlib import Path
 
 import devicetime
+import numpy as np
+import scipy
 
 from solvers.backend import BackendError
 
@@ -30,3 +34,19 @@ def main(name, args, smoke_test, bench, table, passed=lambda report: True):
 def json_default(value):
     """NumPy scalars as Python numbers; anything else as its text."""
     return value.item() if hasattr(value, "item") else str(value)
+
+
+def versions(cuda):
+    """What a benchmark ran with: Python, NumPy, SciPy, this package, and on cuda CuPy and
+    NVRTC."""
+    out = {"python": platform.python_version(), "numpy": np.__version__,
+           "scipy": scipy.__version__}
+    try:
+        out["solvers"] = metadata.version("solvers")
+    except metadata.PackageNotFoundError:
+        out["solvers"] = None
+    if cuda:
+        import cupy
+        out["cupy"] = cupy.__version__
+        out["nvrtc"] = ".".join(map(str, cupy.cuda.nvrtc.getVersion()))
+    return out
