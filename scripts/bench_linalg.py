@@ -39,7 +39,6 @@ import inspect
 import statistics
 import sys
 import time
-from itertools import product
 from pathlib import Path
 
 import numpy as np
@@ -48,9 +47,11 @@ import scipy.sparse as sp
 ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT), str(ROOT / "scripts")]
 
+import bench_linalg_report as report_text  # noqa: E402
 import benchrun  # noqa: E402
 import ceilings  # noqa: E402
 import devicetime  # noqa: E402
+from linalg_matrices import box_27pt, irregular, laplacian_7pt  # noqa: E402
 
 from solvers.backend import get_backend  # noqa: E402
 from solvers.linalg import (  # noqa: E402
@@ -76,7 +77,6 @@ MAX_SETS = 16  # (x, y) pairs an SpMV cycles through, at most
 CG_VECTORS = {"stencil": 11, "csr": 13}
 SCIPY_LIMIT_S = 60.0  # SciPy CPU solves estimated longer than this are skipped
 TOLERANCE = {"fp32": 1e-5, "fp64": 1e-12}  # SpMV check: ||y - ref|| / ||ref||
-TARGET_SPMV, TARGET_CG, TARGET_MG_MS = 1.0, 4.0, 20.0  # the issue's expectations
 
 
 # -- device and libraries ----------------------------------------------------------------------
@@ -182,65 +182,6 @@ class Library:
 
 
 # -- matrices ----------------------------------------------------------------------------------
-
-def grid_csr(shape, offsets, values):
-    """A float64 CSR matrix of a stencil on a 3D grid (x fastest): row c has the entry
-    values[j] at column c + offsets[j] for every neighbour inside the grid. Offsets (dx, dy,
-    dz) must come sorted by their linear offset, so that rows come out sorted; a value is a
-    number or an array over the rows. Direct to CSR: to_scipy's COO route is ~8x slower."""
-    nx, ny, nz = shape
-    n = nx * ny * nz
-    cell = np.arange(n)
-    index = (cell % nx, cell // nx % ny, cell // (nx * ny))
-    inside = np.ones((n, len(offsets)), bool)
-    columns = np.empty((n, len(offsets)), np.int32)
-    data = np.empty((n, len(offsets)))
-    for j, (offset, value) in enumerate(zip(offsets, values)):
-        for axis, d in enumerate(offset):
-            if d:
-                inside[:, j] &= (index[axis] + d >= 0) & (index[axis] + d < shape[axis])
-        columns[:, j] = cell + offset[0] + nx * (offset[1] + ny * offset[2])
-        data[:, j] = value
-    row_ptr = np.zeros(n + 1, np.int64)
-    np.cumsum(inside.sum(axis=1), out=row_ptr[1:])
-    return sp.csr_matrix((data[inside], columns[inside], row_ptr), shape=(n, n))
-
-
-_MATRICES = {}  # laplacian_7pt by grid: several items use each (14 s to build at 256^3)
-
-
-def laplacian_7pt(op):
-    """The matrix of a constant-coefficient (k = 1) Dirichlet StencilLaplacian (built once
-    per shape and spacing; do not modify it)."""
-    key = (op.shape, op.spacing)
-    if key not in _MATRICES:
-        w = [1.0 / h**2 for h in op.spacing]
-        offsets = [(0, 0, -1), (0, -1, 0), (-1, 0, 0), (0, 0, 0), (1, 0, 0), (0, 1, 0),
-                   (0, 0, 1)]
-        values = [-w[2], -w[1], -w[0], op.diagonal(), -w[0], -w[1], -w[2]]
-        _MATRICES[key] = grid_csr(op.shape, offsets, values)
-    return _MATRICES[key]
-
-
-def box_27pt(n):
-    """27-point pattern on n^3 cells: -1 to each neighbour, 26 on the diagonal (SPD)."""
-    offsets = [(dx, dy, dz) for dz, dy, dx in product((-1, 0, 1), repeat=3)]
-    return grid_csr((n, n, n), offsets, [26.0 if o == (0, 0, 0) else -1.0 for o in offsets])
-
-
-def irregular(rows, rng):
-    """Rows of 1 to 15 entries and 1% of rows of 256 (SELL's sorting case); columns within
-    1024 of the diagonal, one in eight anywhere (scattered reads of x); values U(-1, 1)."""
-    lengths = rng.integers(1, 16, rows)
-    lengths[rng.random(rows) < 0.01] = 256
-    row = np.repeat(np.arange(rows), lengths)
-    near = row + rng.integers(-1024, 1025, row.size)
-    column = np.where(rng.random(row.size) < 0.125, rng.integers(0, rows, row.size), near)
-    matrix = sp.csr_matrix((rng.uniform(-1, 1, row.size), (row, column % rows)),
-                           shape=(rows, rows))
-    matrix.sum_duplicates()
-    return matrix
-
 
 def stencil(dev, n, precision="fp32", coefficient=None):
     return StencilLaplacian((n, n, n), (1.0 / n,) * 3, coefficient=coefficient,
@@ -712,128 +653,9 @@ def run(args):
             report["errors"].append(f"{section} {n}^3: {type(error).__name__}: {error}")
             dev.free()
     add_spmv_rates(report["spmv"], copy["gbs"] if copy else None)
-    report["expectations"] = expectations(report, dev.cuda)
+    report["expectations"] = report_text.expectations(report, dev.cuda)
     report["wall_seconds"] = time.perf_counter() - start
     return report
-
-
-# -- report ------------------------------------------------------------------------------------
-
-def verdict(ok):
-    return "PASS" if ok else "MISS"
-
-
-def spmv_expectations(report):
-    """Per matrix and precision: ours (graph replay) against cuSPARSE, every format."""
-    out, groups = [], {}
-    for row in report["spmv"]:
-        if row.get("baseline") == "cusparse":
-            groups.setdefault((row["case"], row["precision"]), []).append(row)
-    for (case, precision), rows in groups.items():
-        worst = min(r["x_baseline_graph"] for r in rows)
-        ratios = " ".join(f"{r['format']} {r['x_baseline_graph']:.2f}x "
-                          f"({r['x_baseline_eager']:.2f}x eager)" for r in rows)
-        stress = " (a stress matrix beyond the issue's)" if case.startswith("irregular") else ""
-        out.append(f"SpMV {case}{stress} {precision} vs cuSPARSE (>= {TARGET_SPMV:g}x, graph): "
-                   f"{ratios} {verdict(worst >= TARGET_SPMV)}")
-    return out or ["SpMV vs cuSPARSE: not measured"]
-
-
-def cg_expectation(report):
-    """The fused CG iteration on the 7-point problem (matrix-free, what this library offers for
-    it) against cupyx's cg on its CSR matrix; ours on CSR is shown beside it: its SpMV alone
-    moves the matrix, more than half of the iteration's bytes, and bounds it."""
-    rows = {r["impl"]: r for r in report["cg_iteration"]}
-    if "ours stencil" not in rows or "cupyx csr" not in rows:
-        return "CG iteration vs cupyx cg: not measured"
-    stencil, n = rows["ours stencil"], rows["ours stencil"]["n"]
-    csr_x = rows.get("ours csr", {}).get("x_baseline", float("nan"))
-    return (f"CG iteration {n}^3 vs cupyx cg (>= {TARGET_CG:g}x): stencil "
-            f"{stencil['x_baseline']:.1f}x {verdict(stencil['x_baseline'] >= TARGET_CG)} "
-            f"(csr {csr_x:.1f}x)")
-
-
-def mg_expectation(report):
-    rows = [r for r in report["solves"] if r["impl"] == "mg-pcg" and r["n"] == 128]
-    if not rows:
-        return "mg-pcg 128^3 to 1e-6: not measured"
-    ms = 1e3 * rows[0]["seconds"]
-    ok = ms < TARGET_MG_MS and rows[0]["status"] == "converged"
-    return f"mg-pcg 128^3 to 1e-6 (< {TARGET_MG_MS:g} ms): {ms:.1f} ms {verdict(ok)}"
-
-
-def expectations(report, cuda):
-    if not cuda:
-        return ["not judged: the issue's expectations are for the GPU"]
-    return spmv_expectations(report) + [cg_expectation(report), mg_expectation(report)]
-
-
-def fmt(value, spec, scale=None):
-    if value is None:
-        return "-"
-    return format(value if scale is None else scale * value, spec)
-
-
-def spmv_table(report):
-    lines = [f"{'SpMV':18} {'rows':>9} {'nnz':>10} {'format':11} {'prec':4} {'tpr':>3} "
-             f"{'graph ms':>9} {'eager ms':>9} {'GB/s':>7} {'%copy':>6} {'GFLOP/s':>8} "
-             f"{'xbase g/e':>11} {'err':>8}"]
-    for r in report["spmv"]:
-        base = (f"{r['x_baseline_graph']:.2f}/{r['x_baseline_eager']:.2f}"
-                if "x_baseline_eager" in r else "")
-        lines.append(
-            f"{r['case']:18} {r['rows']:9d} {r['nnz']:10d} {r['format']:11} "
-            f"{r['precision']:4} {fmt(r.get('threads_per_row'), 'd'):>3} "
-            f"{fmt(r['graph_s'], '.4f', 1e3):>9} {fmt(r['eager_s'], '.4f', 1e3):>9} "
-            f"{r['gbs']:7.1f} {fmt(r['frac_copy'], '.1%'):>6} {r['gflops']:8.1f} {base:>11} "
-            f"{r['rel_error']:8.1e}{'' if r['ok'] else ' FAILED'}")
-    return lines
-
-
-def cg_table(report):
-    lines = [f"{'CG iteration (Jacobi, fp32)':28} {'unknowns':>9} {'ms/iter':>9} "
-             f"{'ms/iter all':>11} {'GB/s':>7} {'x base':>7}"]
-    for r in report["cg_iteration"]:
-        lines.append(f"{r['impl']:28} {r['unknowns']:9d} {1e3 * r['s_per_iter']:9.4f} "
-                     f"{1e3 * r['s_per_iter_whole']:11.4f} {fmt(r.get('gbs'), '.1f'):>7} "
-                     f"{fmt(r.get('x_baseline'), '.1f'):>6}x")
-    return lines
-
-
-def solve_table(report):
-    lines = [f"{'Solve to 1e-6 (7pt Poisson, fp32)':34} {'iters':>6} {'ms':>10} "
-             f"{'setup ms':>9} {'residual':>9} status"]
-    for r in report["solves"]:
-        lines.append(f"{r['n']:>4}^3 {r['impl']:28} {r['iterations']:6d} "
-                     f"{1e3 * r['seconds']:10.2f} {fmt(r.get('setup_s'), '.1f', 1e3):>9} "
-                     f"{r['residual']:9.1e} {r['status']}")
-    for r in report["refinement"]:
-        lines.append(f"refinement {r['n']}^3 to {r['rtol']:g} ({r['inner']} inner rtol "
-                     f"{r['inner_rtol']:g}): {1e3 * r['seconds']:.2f} ms, "
-                     f"{r['outer_iterations']} outer / {r['inner_iterations']} inner "
-                     f"iterations, residual {r['residual']:.1e} "
-                     f"{'converged' if r['converged'] else 'NOT CONVERGED'}")
-    return lines
-
-
-def table(report):
-    """The compact summary printed last."""
-    card, copy = report["card"], report["ceilings"]["copy"]
-    bandwidth = f"copy {copy['gbs']:.0f} GB/s (measured)" if copy else "copy bandwidth not measured"
-    lines = [f"solvers.linalg on {card['device']} ({card['backend']}); {bandwidth}"]
-    lines += spmv_table(report) + cg_table(report) + solve_table(report)
-    assembly = report["checks"]["assembly_7pt"]
-    lines.append(f"check: 7pt CSR assembly vs StencilLaplacian.to_scipy "
-                 f"{assembly['rel_difference']:.1e} {'ok' if assembly['ok'] else 'FAILED'}")
-    lines += [f"expect: {e}" for e in report["expectations"]]
-    lines += [f"skipped: {s}" for s in report["skipped"]]
-    lines += [f"ERROR: {e}" for e in report["errors"]]
-    return "\n".join(lines)
-
-
-def all_ok(report):
-    return (report["checks"]["assembly_7pt"]["ok"] and not report["errors"]
-            and all(r["ok"] for r in report["spmv"]))
 
 
 def parse_args(argv):
@@ -856,7 +678,7 @@ def parse_args(argv):
 
 def main(argv=None):
     return benchrun.main("bench_linalg", parse_args(argv), "--backend host --sizes small", run,
-                         table, all_ok)
+                         report_text.table, report_text.all_ok)
 
 
 if __name__ == "__main__":
