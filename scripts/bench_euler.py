@@ -30,7 +30,14 @@ import devicetime  # noqa: E402
 from euler_unfused import UnfusedEuler  # noqa: E402
 
 from solvers.backend import get_backend  # noqa: E402
-from solvers.fv.euler import MARCH_CELLS, MARCH_WIDTH, EulerSolver, march_rows  # noqa: E402
+from solvers.fv.euler import (  # noqa: E402
+    MARCH_CELLS,
+    MARCH_WIDTH,
+    TILE_SHAPE,
+    EulerSolver,
+    march_rows,
+    uses_tile,
+)
 from solvers.mesh.structured import StructuredGrid  # noqa: E402
 from solvers.stepper import Stepper  # noqa: E402
 
@@ -44,19 +51,30 @@ UNFUSED_BYTES_PER_CELL = 400  # a margin over the ~270 B/cell the unfused fp32 s
 # them); fabs, fmin, fmax, negation, compares and selects count 0. HLLC counts its subsonic star
 # branch.
 #   cell_prim      12  (1/rho, 2 mul, pressure 9)
-#   reconstruct    28  (4 variables x (2 differences, MC half slope 3, face values 2))
+#   reconstruct    28  (4 variables x (2 differences, MC half slope 3, face values 2)):
+#                      half slopes 20, the two face values 8
 #   face_flux      63  (HLLC 59: sound speeds 8, wave speeds 4, m 4, S* 8, energy 7, physical
 #                      flux 6, star flux 22; times dt/dx 4)
 #   update         24  (4 variables: flux differences 2, their sum 1, u + change 1,
 #                      u0 + w (s - u0) 2 in two stages of three)
 #   rate            6  (the last stage's stability rate of the new state, 18, over 3 stages)
-CELL_PRIM, RECONSTRUCT, FACE_FLUX, UPDATE, RATE = 12, 28, 63, 24, 6
+CELL_PRIM, HALF_SLOPES, FACE_VALUES, FACE_FLUX, UPDATE, RATE = 12, 20, 8, 63, 24, 6
+RECONSTRUCT = HALF_SLOPES + FACE_VALUES
 
 
 def flops_per_cell_stage(n, backend_name):
-    """As executed on an n x n grid: a stage block of W threads marches over `rows` rows,
-    loading rows + 4 rows of states, reconstructing rows + 2 in y and computing rows + 1 rows
-    of y faces, then per row the x states and faces of all W columns, W - 4 of them its own."""
+    """As executed on an n x n grid, per updated cell.
+    The march: a stage block of W threads marches over `rows` rows, loading rows + 4 rows of
+    states, reconstructing rows + 2 in y and computing rows + 1 rows of y faces, then per row
+    the x states and faces of all W columns, W - 4 of them its own.
+    The tile (small grids on the GPU): a block of X x Y threads loads its cells and 3 (X + Y)
+    halo cells; each thread, per axis, takes the half slopes of two cells and one face value of
+    each for one face flux; (X - 1)(Y - 1) of the cells are its own."""
+    if uses_tile(StructuredGrid(n, (0.0, 1.0), n, (0.0, 1.0)), backend_name):
+        x, y = TILE_SHAPE
+        per_thread = 2 * (2 * HALF_SLOPES + FACE_VALUES + FACE_FLUX)
+        block = CELL_PRIM * (x * y + 3 * (x + y)) + per_thread * x * y
+        return block / ((x - 1) * (y - 1)) + UPDATE + RATE
     rows = march_rows(n, n, backend_name)
     y = (CELL_PRIM * (rows + 4) + RECONSTRUCT * (rows + 2) + FACE_FLUX * (rows + 1)) / rows
     return (y + RECONSTRUCT + FACE_FLUX) * MARCH_WIDTH / MARCH_CELLS + UPDATE + RATE

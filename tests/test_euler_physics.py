@@ -349,12 +349,19 @@ def test_blast_keeps_transposition_symmetry_bitwise(backend_name, riemann):
 
 # -- execution paths and backends ------------------------------------------------------------
 
-def lumpy_run(backend_name, precision="fp32", t=0.1, **simulation):
-    """Conserved state after running the lumpy periodic flow to t."""
+def lumpy_solver(backend_name, precision="fp32", boundary=PERIODIC_2D, scheme=None):
+    """A solver on a 32 x 24 grid holding the lumpy flow."""
     grid = StructuredGrid(32, x=(0.0, 1.0), ny=24, y=(0.0, 0.75))
-    solver = EulerSolver(grid, PERIODIC_2D, backend=backend_name, precision=precision)
+    solver = EulerSolver(grid, boundary, backend=backend_name, precision=precision,
+                         **(scheme or {}))
     rho, vx, p, vy = lumpy_flow(grid)
     solver.set_primitive(rho, vx, p, vy=vy)
+    return solver
+
+
+def lumpy_run(backend_name, precision="fp32", t=0.1, **simulation):
+    """Conserved state after running the lumpy periodic flow to t."""
+    solver = lumpy_solver(backend_name, precision)
     Simulation(solver, t, **simulation).run()
     return solver.conserved()
 
@@ -368,16 +375,37 @@ def test_graph_replay_matches_eager_run_bitwise(backend_name, steps_per_graph):
     np.testing.assert_array_equal(graph, eager)
 
 
-def test_strip_height_does_not_change_the_bits(backend_name, monkeypatch):
-    """A stage block marches up a strip of `rows` rows (24 rows: 24 strips of 1, strips of 5
-    with a partial last one, one partial strip of 16). Each face flux is computed once from the
-    same states however the grid is cut, so the results agree to the bit."""
-    runs = []
-    for rows in (1, 5, 16):
-        monkeypatch.setattr(euler_module, "march_rows", lambda nx, ny, name, rows=rows: rows)
-        runs.append(lumpy_run(backend_name))
-    np.testing.assert_array_equal(runs[1], runs[0])
-    np.testing.assert_array_equal(runs[2], runs[0])
+WALLS_AND_INFLOW = {"x_lo": "reflective", "x_hi": "transmissive",
+                    "y_lo": {"inflow": {"rho": 1.2, "vx": 0.1, "vy": 0.3, "p": 1.1}},
+                    "y_hi": "reflective"}
+
+
+@pytest.mark.parametrize("precision", ["fp32", "fp64"])
+@pytest.mark.parametrize("boundary, scheme", [
+    (PERIODIC_2D, {}),
+    (WALLS_AND_INFLOW, {}),
+    (WALLS_AND_INFLOW, dict(reconstruction="first_order", riemann="rusanov",
+                            time_integrator="ssp_rk2")),
+    (PERIODIC_2D, dict(limiter="van_leer", riemann="rusanov")),
+], ids=["periodic", "walls-inflow", "walls-inflow-first-order-rusanov", "periodic-vanleer"])
+def test_stage_layouts_give_the_same_bits(backend_name, monkeypatch, precision, boundary,
+                                          scheme):
+    """The march cuts the grid into strips of `rows` rows (24 rows: 24 strips of 1, strips of
+    5 with a partial last one, one partial strip of 16) and the tile into blocks of 31 x 7
+    cells (a partial last block each way). Both compute each face flux once from the same
+    states in the same operations, so every cut gives the same bits, boundaries included."""
+    runs = {}
+    # (layout, march rows, stage blocks: each leaves one partial stability rate)
+    for layout, rows, blocks in (("march", 1, 24), ("march", 5, 5), ("march", 16, 2),
+                                 ("tile", None, 2 * 4)):
+        monkeypatch.setattr(euler_module, "uses_tile", lambda grid, name, t=layout: t == "tile")
+        monkeypatch.setattr(euler_module, "march_rows", lambda nx, ny, name, r=rows: r)
+        solver = lumpy_solver(backend_name, precision, boundary, scheme)
+        assert solver.clock.partials == blocks
+        Simulation(solver, 0.05).run()
+        runs[layout, rows] = solver.conserved()
+    for key, result in runs.items():
+        np.testing.assert_array_equal(result, runs["march", 1], err_msg=str(key))
 
 
 def smooth_flow(grid):

@@ -25,6 +25,7 @@ VARIANTS = {
     "amg.cu": list(amg.kernel_variants()),
     "control.cu": [{}],
     "euler.cu": list(euler.kernel_variants()),
+    "euler_tile.cu": list(euler.kernel_variants(ndims=(2,))),
     "fe_assemble.cu": list(fe_assembly.kernel_variants()),
     "fe_heat.cu": list(fe_heat.kernel_variants()),
     "fe_system.cu": list(fe_system.kernel_variants()),

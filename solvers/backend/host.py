@@ -20,8 +20,12 @@ import numpy as np
 
 from .base import Backend, BackendError
 
-CXX_FLAGS = ["-O3", "-march=native", "-fno-math-errno", "-fopenmp", "-fPIC", "-shared",
-             "-std=c++17", "-x", "c++"]
+# -ffp-contract=off: no a * b + c becomes an FMA unless the source writes fma(). Left to the
+# compiler, the choice depends on how a function is inlined, so two kernels that do the same
+# operations (the Euler march and tile) could round differently; the host backend is the
+# IEEE reference.
+CXX_FLAGS = ["-O3", "-march=native", "-fno-math-errno", "-ffp-contract=off", "-fopenmp", "-fPIC",
+             "-shared", "-std=c++17", "-x", "c++"]
 
 PARALLEL_MIN_WORK = 16384  # work items (threads) below which a launch runs serially
 
