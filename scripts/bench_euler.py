@@ -46,7 +46,7 @@ PERIODIC = {side: "periodic" for side in ("x_lo", "x_hi", "y_lo", "y_hi")}
 STAGES, NVAR = 3, 4
 UNFUSED_BYTES_PER_CELL = 400  # a margin over the ~270 B/cell the unfused fp32 step peaks at
 
-# FLOPs per cell and Runge-Kutta stage, counted from raw_kernels/euler.cu (DIM 2, MUSCL, MC,
+# FLOPs per cell and Runge-Kutta stage, counted from raw_kernels/euler_scheme.h (DIM 2, MUSCL, MC,
 # HLLC). +, -, *, /, 1/x, sqrt and 1/sqrt count 1 each (an FMA in the machine code does 2 of
 # them); fabs, fmin, fmax, negation, compares and selects count 0. HLLC counts its subsonic star
 # branch.

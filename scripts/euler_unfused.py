@@ -1,4 +1,4 @@
-"""The 2D Euler scheme of raw_kernels/euler.cu written as plain whole-array operations.
+"""The 2D Euler scheme of raw_kernels/euler_scheme.h written as plain whole-array operations.
 
 This is the baseline a CuPy user would write without custom kernels: MUSCL on primitive
 variables with the MC limiter, HLLC fluxes with Davis wave speeds, SSP-RK3, dt from the CFL
@@ -64,7 +64,7 @@ class UnfusedEuler:
         return rate.max()
 
     def _primitive(self, u):
-        """rho, vx, vy, p per cell, computed the way euler.cu's cell_prim does."""
+        """rho, vx, vy, p per cell, computed the way euler_scheme.h's cell_prim does."""
         rho = u[0]
         inv_rho = 1 / rho
         vx = u[1] * inv_rho
@@ -73,7 +73,8 @@ class UnfusedEuler:
         return rho, vx, vy, p
 
     def _extend(self, w, axis, kind, flip):
-        """Two ghost cells on each side along `axis`, as euler.cu maps outside indices."""
+        """Two ghost cells on each side along `axis`, as euler_scheme.h's lab_prim maps outside
+        indices."""
         xp, n = self.xp, w.shape[axis]
         if kind == "periodic":
             lo, hi = w[_index(axis, n - 2, n)], w[_index(axis, 0, 2)]
@@ -148,7 +149,7 @@ class UnfusedEuler:
         prim = self._primitive(u)
         fx = self._flux_difference(prim, -1)
         fy = self._flux_difference(prim, -2)
-        # x and y parts summed in euler.cu's order (x normal momentum is vx, y normal is vy).
+        # x and y parts summed in the kernels' order (x normal momentum is vx, y normal is vy).
         return self.xp.stack([-(fx[0] + fy[0]), -(fx[1] + fy[2]), -(fx[2] + fy[1]),
                               -(fx[3] + fy[3])])
 
@@ -158,7 +159,7 @@ class UnfusedEuler:
             u0 = self.u
             dt = self.cfl / self._max_rate(u0)
             u1 = u0 + dt * self.residual(u0)
-            # (1 - w) u0 + w stage written as u0 + w (stage - u0), as euler.cu does.
+            # (1 - w) u0 + w stage written as u0 + w (stage - u0), as the kernels do.
             u2 = u0 + 0.25 * (u1 + dt * self.residual(u1) - u0)
             self.u = u0 + self.dtype.type(2 / 3) * (u2 + dt * self.residual(u2) - u0)
             self.dt = dt

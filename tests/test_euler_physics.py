@@ -1,4 +1,5 @@
-"""Physics verification of the compressible Euler solver (solvers/fv/euler.py, euler.cu).
+"""Physics verification of the compressible Euler solver (solvers/fv/euler.py and its kernels,
+raw_kernels/euler*).
 
 Every check compares with something independent of the kernels: the exact Riemann solver of
 tests/exact_riemann.py, an exactly translated smooth wave, conservation laws, symmetries of the

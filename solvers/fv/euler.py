@@ -21,7 +21,7 @@ BOUNDARY_KINDS = {"periodic": 0, "transmissive": 1, "reflective": 2, "inflow": 3
 SIDES = ("x_lo", "x_hi", "y_lo", "y_hi")
 
 # Shu-Osher SSP Runge-Kutta schemes. Each stage: out = (1 - w) U^n + w (u + dt L(u)), where
-# u is the previous stage. (w, u, out) with buffers by role (ROLE_* of euler.cu): U^n, the
+# u is the previous stage. (w, u, out) with buffers by role (ROLE_* of euler_scheme.h): U^n, the
 # buffer U^(n+1) goes to, scratch. The state alternates between two buffers, so that no stage
 # writes what it reads.
 OLD, NEW, SCRATCH = 0, 1, 2
