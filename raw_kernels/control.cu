@@ -21,7 +21,14 @@ REDUCTION BLOCK_KERNEL void finish_dt(const real* __restrict__ rates, int n,
                                       int* __restrict__ parity, double cfl)
 {
     __shared__ real s[1024];
+    // The clock, read before the reduction so that its loads overlap the rates'.
+    __shared__ double clock[3];  // t, t_stop, status
     PHASE {
+        if (threadIdx.x == 0) {
+            clock[0] = ctrl[CTRL_T];
+            clock[1] = ctrl[CTRL_T_STOP];
+            clock[2] = ctrl[CTRL_STATUS];
+        }
         real m = R(0);
         for (int k = threadIdx.x; k < n; k += blockDim.x) m = fmax(m, rates[k]);
         s[threadIdx.x] = m;
@@ -29,16 +36,16 @@ REDUCTION BLOCK_KERNEL void finish_dt(const real* __restrict__ rates, int n,
     block_max(s);
     PHASE {
         if (threadIdx.x == 0) {
-            const double rate = (double)s[0];
-            double t = ctrl[CTRL_T];
+            const double rate = (double)s[0], t_stop = clock[1];
+            double t = clock[0];
             double dt = 0.0;
             if (!(rate < (double)REAL_INF)) {
                 ctrl[CTRL_STATUS] = 1.0;
-            } else if (t < ctrl[CTRL_T_STOP] && ctrl[CTRL_STATUS] == 0.0) {
+            } else if (t < t_stop && clock[2] == 0.0) {
                 dt = cfl / rate;
-                if (t + dt >= ctrl[CTRL_T_STOP]) {
-                    dt = ctrl[CTRL_T_STOP] - t;
-                    t = ctrl[CTRL_T_STOP];
+                if (t + dt >= t_stop) {
+                    dt = t_stop - t;
+                    t = t_stop;
                 } else {
                     t += dt;
                 }
