@@ -13,7 +13,8 @@
 
 // Reduce the per-block maxima of the stability rate (1/s) written by a solver's rate kernel,
 // take dt = cfl / rate, clip it to land exactly on t_stop, and advance the clock. Launched as
-// one block of 1024 threads. Nothing later in a step reads t, so t moves forward here already.
+// one block of 32 to 1024 threads, a power of two (finish_threads in clock.py). Nothing later
+// in a step reads t, so t moves forward here already.
 // parity flips with every step taken: a solver that alternates its state between two buffers
 // reads from it which one the step writes (a step with dt = 0 writes nothing and flips nothing).
 REDUCTION BLOCK_KERNEL void finish_dt(const real* __restrict__ rates, int n,
