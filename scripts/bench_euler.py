@@ -9,8 +9,10 @@ Problem: 2D, periodic, MUSCL (MC limiter) + HLLC + SSP-RK3, cfl 0.5, on n x n ce
 random (non-smooth) state. Per size and precision it reports time per step, cell updates per
 second, achieved GB/s over the floor's bytes (below) and as a fraction of the measured copy
 bandwidth, GFLOP/s over the FLOP count below as a fraction of the measured FMA rate, the
-graph-over-eager speedup, and device memory per cell. A compact table is printed last; full
-numbers go to --json.
+graph-over-eager speedup, and device memory per cell. At the first size, in fp32, it also times
+the same step with stages that only copy the state (raw_kernels/euler_floor.cu, same dt kernel
+and arguments): the fastest a graph of the step's kernels could be, against their eager
+launches. A compact table is printed last; full numbers go to --json.
 """
 
 import argparse
@@ -35,6 +37,7 @@ from solvers.fv.euler import (  # noqa: E402
     MARCH_WIDTH,
     TILE_SHAPE,
     EulerSolver,
+    kernel_defines,
     march_rows,
     uses_tile,
 )
@@ -45,6 +48,8 @@ GAMMA, CFL = 1.4, 0.5
 PERIODIC = {side: "periodic" for side in ("x_lo", "x_hi", "y_lo", "y_hi")}
 STAGES, NVAR = 3, 4
 UNFUSED_BYTES_PER_CELL = 400  # a margin over the ~270 B/cell the unfused fp32 step peaks at
+SCHEME_DEFINES = kernel_defines(2, "muscl", "mc", "hllc")
+COPY_BLOCK = 256  # threads per block of the copy-only stages
 
 # FLOPs per cell and Runge-Kutta stage, counted from raw_kernels/euler_scheme.h (DIM 2, MUSCL, MC,
 # HLLC). +, -, *, /, 1/x, sqrt and 1/sqrt count 1 each (an FMA in the machine code does 2 of
@@ -163,17 +168,11 @@ def check_against_unfused(dev, steps=3):
     return out
 
 
-def bench_fused(dev, n, precision, u, steps, k, repeats):
-    """Graph and eager runs of one solver; returns {mode: seconds per step} and memory."""
-    dev.free()
-    before = dev.used_bytes()
-    solver = make_solver(dev, n, n, precision, u)
-    solver.step()
-    dev.backend.synchronize()
-    measured = None if before is None else (dev.used_bytes() - before) / (n * n)
+def time_modes(dev, step, steps, k, repeats):
+    """Seconds per step of `step`, as graphs of k steps and launched eagerly."""
     times = {}
     for mode in ("graph", "eager"):
-        stepper = Stepper(dev.backend, solver.step, k, graph=mode == "graph")
+        stepper = Stepper(dev.backend, step, k, graph=mode == "graph")
         stepper.advance()  # eager warm-up, then (graph) the capture
 
         def run(stepper=stepper):
@@ -183,10 +182,50 @@ def bench_fused(dev, n, precision, u, steps, k, repeats):
         run()
         dev.backend.synchronize()
         times[mode] = statistics.median(dev.seconds(run) for _ in range(repeats)) / steps
+    return times
+
+
+def copy_stage_step(dev, solver):
+    """The solver's step with each stage replaced by euler_copy_stage (raw_kernels/
+    euler_floor.cu): the same dt kernel, the same arguments, no arithmetic (the state is
+    copied, unchanged)."""
+    grid = solver.grid
+    kernel = dev.backend.module("euler_floor.cu", solver.dtype, SCHEME_DEFINES).euler_copy_stage
+    blocks = -(-grid.nx * grid.ny // COPY_BLOCK)
+    stages = [kernel.bind(blocks, COPY_BLOCK, *solver.buffers, solver.clock.parity, src, dst,
+                          solver.clock.dt, solver.inflow, solver.clock.rates, grid.nx, grid.ny,
+                          0, 0, 0, 0, 1.0 / grid.dx, 1.0 / grid.dy, GAMMA, 1.0 / (GAMMA - 1),
+                          w, 0)
+              for w, src, dst in solver.stages]
+
+    def step():
+        solver.clock.finish_dt()
+        for stage in stages:
+            stage()
+
+    return step
+
+
+def bench_fused(dev, n, precision, u, steps, k, repeats, copy_floor=False):
+    """Graph and eager runs of one solver; returns {mode: seconds per step} and memory, and
+    with copy_floor the same for its step with copy-only stages."""
+    dev.free()
+    before = dev.used_bytes()
+    solver = make_solver(dev, n, n, precision, u)
+    solver.step()
+    dev.backend.synchronize()
+    measured = None if before is None else (dev.used_bytes() - before) / (n * n)
+    times = time_modes(dev, solver.step, steps, k, repeats)
+    floor = None
+    if copy_floor:
+        state = solver.conserved()
+        floor = time_modes(dev, copy_stage_step(dev, solver), steps, k, repeats)
+        if not np.array_equal(solver.conserved(), state):
+            raise RuntimeError(f"copy-only stages changed the {precision} {n}^2 state")
     reading = solver.clock.read()
     if reading.diverged or not np.isfinite(solver.conserved()).all():
         raise RuntimeError(f"fused {precision} {n}^2 diverged after {reading.steps} steps")
-    return {"times": times, "bytes_per_cell": solver.bytes_per_cell,
+    return {"times": times, "copy_floor_times": floor, "bytes_per_cell": solver.bytes_per_cell,
             "bytes_per_cell_measured": measured, "steps_taken": reading.steps}
 
 
@@ -289,8 +328,10 @@ def run(args):
             if time.perf_counter() - start > args.max_seconds:
                 report["skipped"].append(f"{n}^2 {precision}: --max-seconds reached")
                 continue
+            # The floor of graph replay, at the first size in fp32 (256^2 in a full run).
+            copy_floor = n == sizes[0] and precision == "fp32"
             try:
-                fused = bench_fused(dev, n, precision, u, steps, k, args.repeats)
+                fused = bench_fused(dev, n, precision, u, steps, k, args.repeats, copy_floor)
             except (RuntimeError, MemoryError) as error:  # CUDA errors are RuntimeErrors
                 report["errors"].append(f"{n}^2 {precision}: {error}")
                 continue
@@ -305,6 +346,11 @@ def run(args):
                 if mode == "graph":
                     row["graph_over_eager"] = fused["times"]["eager"] / seconds
                 report["runs"].append(row)
+            if copy_floor:
+                times = fused["copy_floor_times"]
+                report["copy_floor"] = {"n": n, "precision": precision,
+                                        "s_per_step": times,
+                                        "graph_over_eager": times["eager"] / times["graph"]}
         # The unfused baseline, fp32 only; skipped where it would overrun its time budget or
         # device memory (its temporaries peak near 270 B/cell).
         if unfused_estimate * cells > budget or time.perf_counter() - start > args.max_seconds:
@@ -355,6 +401,12 @@ def table(report):
                      f"{percent(r['frac_fp_peak']):>6} {r['flops_per_cell_stage']:5.0f} "
                      f"{r['x_floor']:7.1f} {mem:>11} "
                      f"{speedup:>6}")
+    floor = report.get("copy_floor")
+    if floor:
+        times = floor["s_per_step"]
+        lines.append(f"{floor['n']:>5}^2 {floor['precision']:4} step of copy-only stages (the "
+                     f"floor of graph replay): graph {1e3 * times['graph']:.4f} ms, eager "
+                     f"{1e3 * times['eager']:.4f} ms, {floor['graph_over_eager']:.1f}x")
     lines += [f"skipped: {s}" for s in report["skipped"]]
     lines += [f"ERROR: {e}" for e in report["errors"]]
     lines.append("targets: " + "; ".join(targets(report)))
@@ -375,8 +427,11 @@ def targets(report):
                        f"{verdict}")
         if r["impl"] == "graph" and r["n"] == 256:
             verdict = "PASS" if r["graph_over_eager"] >= 5 else "MISS"
+            floor = report.get("copy_floor") or {}
+            beside = (f" (copy-only stages {floor['graph_over_eager']:.1f}x)"
+                      if (floor.get("n"), floor.get("precision")) == (256, r["precision"]) else "")
             out.append(f"graph/eager at 256^2 {r['precision']} {r['graph_over_eager']:.1f}x "
-                       f"(>= 5x) {verdict}")
+                       f"(>= 5x) {verdict}{beside}")
     fp32 = [r for r in report["runs"] if r["impl"] == "graph" and r["precision"] == "fp32"]
     if fp32:
         worst = max(r["bytes_per_cell"] if r["bytes_per_cell_measured"] is None

@@ -26,6 +26,7 @@ VARIANTS = {
     "control.cu": [{}],
     "euler.cu": list(euler.kernel_variants()),
     "euler_tile.cu": list(euler.kernel_variants(ndims=(2,))),
+    "euler_floor.cu": [euler.kernel_defines(2, "muscl", "mc", "hllc")],
     "fe_assemble.cu": list(fe_assembly.kernel_variants()),
     "fe_heat.cu": list(fe_heat.kernel_variants()),
     "fe_system.cu": list(fe_system.kernel_variants()),
