@@ -1,8 +1,8 @@
 // The floor of an Euler stage, for scripts/bench_euler.py: a kernel with the arguments of
 // euler_stage_tile (so that an eager launch costs the host what a stage's does) that reads dt
 // and the buffer parity as a stage does and copies the 4 values of each cell from u to out,
-// one thread a cell. No arithmetic, no halo: a step of these shows how fast a graph of the
-// step's kernels could be at best, and how that compares with their eager launches.
+// one thread a cell. No arithmetic, no halo: a step of these shows what a graph of the step's
+// kernels costs without their work, and how that compares with their eager launches.
 #include "euler_scheme.h"
 
 BLOCK_KERNEL void euler_copy_stage(real* state_a, real* state_b, real* scratch,

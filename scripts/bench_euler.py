@@ -11,8 +11,8 @@ second, achieved GB/s over the floor's bytes (below) and as a fraction of the me
 bandwidth, GFLOP/s over the FLOP count below as a fraction of the measured FMA rate, the
 graph-over-eager speedup, and device memory per cell. At the first size, in fp32, it also times
 the same step with stages that only copy the state (raw_kernels/euler_floor.cu, same dt kernel
-and arguments): the fastest a graph of the step's kernels could be, against their eager
-launches. A compact table is printed last; full numbers go to --json.
+and arguments): what a graph of the step's kernels costs without their work, against their
+eager launches. A compact table is printed last; full numbers go to --json.
 """
 
 import argparse
