@@ -15,7 +15,7 @@ from pathlib import Path
 import meshio
 import numpy as np
 
-from solvers.fe.generators import box
+from solvers.mesh.generators import box
 
 OUT = Path(__file__).with_name("heated_block.msh")
 CELLS = (16, 8, 8)

@@ -32,6 +32,7 @@ import devicetime  # noqa: E402
 from euler_unfused import UnfusedEuler  # noqa: E402
 
 from solvers.backend import get_backend  # noqa: E402
+from solvers.backend.stepper import Stepper  # noqa: E402
 from solvers.fv.euler import (  # noqa: E402
     MARCH_CELLS,
     MARCH_WIDTH,
@@ -42,7 +43,6 @@ from solvers.fv.euler import (  # noqa: E402
     uses_tile,
 )
 from solvers.mesh.structured import StructuredGrid  # noqa: E402
-from solvers.stepper import Stepper  # noqa: E402
 
 GAMMA, CFL = 1.4, 0.5
 PERIODIC = {side: "periodic" for side in ("x_lo", "x_hi", "y_lo", "y_hi")}

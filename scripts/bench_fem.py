@@ -44,11 +44,11 @@ import devicetime  # noqa: E402
 
 from solvers.backend import get_backend  # noqa: E402
 from solvers.fe.boundary import Dirichlet  # noqa: E402
-from solvers.fe.generators import box, rectangle  # noqa: E402
 from solvers.fe.poisson import PoissonSolver  # noqa: E402
 from solvers.fe.reference import stiffness_reference  # noqa: E402
 from solvers.fe.system import algebraic_multigrid  # noqa: E402
 from solvers.linalg import ConjugateGradient  # noqa: E402
+from solvers.mesh.generators import box, rectangle  # noqa: E402
 
 PROBLEMS = {"p1-2d": (2, 1), "p2-2d": (2, 2), "p1-3d": (3, 1), "p2-3d": (3, 2)}
 DOFS = {"default": "1e4,1e5,1e6,1.2e7", "small": "300,3000"}

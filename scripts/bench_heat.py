@@ -37,10 +37,10 @@ import bench_fem  # noqa: E402
 import benchrun  # noqa: E402
 import devicetime  # noqa: E402
 
+from solvers.backend.stepper import Stepper  # noqa: E402
 from solvers.fe import Dirichlet, box, rectangle  # noqa: E402
 from solvers.fe.heat import HeatSolver  # noqa: E402
 from solvers.linalg.krylov import ITER  # noqa: E402
-from solvers.stepper import Stepper  # noqa: E402
 
 DOFS = {"default": "1e4,1e5,1e6", "small": "300,3000"}
 THETA = 0.5

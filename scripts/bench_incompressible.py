@@ -35,10 +35,10 @@ import ceilings  # noqa: E402
 import devicetime  # noqa: E402
 
 from solvers.backend import get_backend  # noqa: E402
-from solvers.fv.incompressible import IncompressibleSolver  # noqa: E402
+from solvers.backend.stepper import Stepper  # noqa: E402
+from solvers.fv.incompressible.solver import IncompressibleSolver  # noqa: E402
 from solvers.mesh import StructuredGrid  # noqa: E402
-from solvers.simulation import Simulation  # noqa: E402
-from solvers.stepper import Stepper  # noqa: E402
+from solvers.run.simulation import Simulation  # noqa: E402
 
 CAVITY = {"x_lo": "wall", "x_hi": "wall", "y_lo": "wall", "y_hi": {"wall": 1.0}}
 STEADY_TOLERANCE = 1e-3

@@ -6,8 +6,8 @@
     run.fields["rho"]
 """
 
-from .case import CaseError
-from .runner import load_case
-from .simulation import RunError
+from .cases import CaseError
+from .run.runner import load_case
+from .solver import RunError, solver_class
 
-__all__ = ["load_case", "CaseError", "RunError"]
+__all__ = ["load_case", "CaseError", "RunError", "solver_class"]

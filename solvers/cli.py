@@ -9,8 +9,8 @@ import sys
 
 from .backend import NAMES as BACKENDS
 from .backend import BackendError
-from .case import CaseError, parse_override
-from .simulation import RunError
+from .cases import CaseError, parse_override
+from .solver import RunError
 
 
 def _overrides(args):
@@ -31,37 +31,26 @@ def _overrides(args):
 
 
 def _summary_line(run, result):
-    rate = result.cell_updates_per_second
     files = ", ".join(str(f) for f in result.files) or "nothing (write disabled)"
-    device = run.solver.backend.describe()["device"]
-    if run.steady:
-        info = run.simulation.info
-        return (f"{run.name}: {run.solver.space.n} dofs on {run.mesh.ncells} cells, CG "
-                f"{info.status} in {info.iterations} iterations (residual {info.residual:.3g}) "
-                f"in {result.wall_seconds:.2f} s on {run.solver.backend.name} ({device}), "
-                f"{run.solver.precision}\n  wrote {files}")
-    steady = " (steady state reached)" if run.simulation.stopped_early else ""
-    return (f"{run.name}: {run.mesh.ncells} cells, {result.steps} steps to t={result.t:.6g}"
-            f"{steady} in "
-            f"{result.wall_seconds:.2f} s ({rate:.3g} cell updates/s) on "
-            f"{run.solver.backend.name} ({device}), {run.solver.precision}\n  wrote {files}")
+    solver = run.solver
+    device = solver.backend.describe()["device"]
+    return (f"{run.name}: {solver.report(result).summary} in {result.wall_seconds:.2f} s on "
+            f"{solver.backend.name} ({device}), {solver.precision}\n  wrote {files}")
 
 
 def command_run(args):
-    from .progress import Progress
-    from .runner import load_case
+    from .run.progress import progress_for
+    from .run.runner import load_case
 
     run = load_case(args.case, **_overrides(args))
-    progress = None if run.steady else Progress(run.simulation.end_time, run.mesh.ncells,
-                                                quiet=args.quiet)
-    result = run.run(progress=progress)
+    result = run.run(progress=progress_for(run, quiet=args.quiet))
     if not args.quiet:
         print(_summary_line(run, result))
     return 0
 
 
 def command_sweep(args):
-    from .sweep import run_sweep
+    from .run.sweep import run_sweep
 
     base = _overrides(argparse.Namespace(set=None, backend=args.backend, precision=args.precision,
                                          out=args.out, no_graph=args.no_graph))
@@ -69,7 +58,7 @@ def command_sweep(args):
 
 
 def command_info(_args):
-    from .info import info_lines
+    from .run.info import info_lines
 
     for line in info_lines():
         print(line)

@@ -5,8 +5,8 @@ import numpy as np
 import pytest
 
 from solvers.backend import BackendError, CaptureError, get_backend
+from solvers.backend.clock import DeviceClock
 from solvers.backend.cuda import cuda_available
-from solvers.clock import DeviceClock
 from solvers.fv.euler import EulerSolver
 from solvers.mesh import StructuredGrid
 

@@ -17,7 +17,7 @@ from exact_riemann import exact_riemann
 import solvers.fv.euler as euler_module
 from solvers.fv.euler import EulerSolver
 from solvers.mesh import StructuredGrid
-from solvers.simulation import RunError, Simulation
+from solvers.run.simulation import RunError, Simulation
 
 GAMMA = 1.4
 SIDES_2D = ("x_lo", "x_hi", "y_lo", "y_hi")

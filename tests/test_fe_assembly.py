@@ -11,9 +11,9 @@ from fe_independent import assemble, element_matrices
 from solvers.backend import get_backend
 from solvers.fe.assembly import Assembler, cells, sync_host
 from solvers.fe.boundary import Dirichlet, dirichlet_values
-from solvers.fe.generators import box, rectangle
 from solvers.fe.poisson import PoissonSolver
 from solvers.fe.space import FunctionSpace
+from solvers.mesh.generators import box, rectangle
 
 # fp64 kernels against an fp64 reference: both sum the same exact element entries in other
 # orders, so they agree to a few ulps of the largest entry.

@@ -14,10 +14,10 @@ from test_fe_assembly import distorted
 
 from solvers.fe.boundary import Dirichlet, Neumann, Robin
 from solvers.fe.elasticity import ElasticitySolver, lame_parameters
-from solvers.fe.generators import box, rectangle, unit_cube, unit_square
-from solvers.fe.mesh import MeshError
 from solvers.fe.stress import von_mises
 from solvers.fe.system import algebraic_multigrid
+from solvers.mesh.generators import box, rectangle, unit_cube, unit_square
+from solvers.mesh.unstructured import MeshError
 
 E, NU = 2.0, 0.3
 

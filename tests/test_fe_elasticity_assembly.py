@@ -14,8 +14,8 @@ from test_fe_assembly import TOL32, TOL64, distorted, relative
 from solvers.fe.assembly import Assembler, cells, sync_host
 from solvers.fe.boundary import Dirichlet, Neumann
 from solvers.fe.elasticity import ElasticitySolver, lame_parameters
-from solvers.fe.generators import box, rectangle
 from solvers.fe.space import FunctionSpace
+from solvers.mesh.generators import box, rectangle
 
 CASES = [("tri", "strain"), ("tri", "stress"), ("tet", None)]
 

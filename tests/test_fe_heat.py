@@ -21,7 +21,7 @@ from solvers.fe import Dirichlet, Mesh, MeshError, Neumann, Robin, unit_cube, un
 from solvers.fe.heat import HeatSolver
 from solvers.fe.poisson import PoissonSolver
 from solvers.fe.time_values import TimeFunction
-from solvers.simulation import Simulation
+from solvers.run.simulation import Simulation
 
 
 def mode(x, y, t=0.0):

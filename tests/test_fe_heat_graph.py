@@ -8,7 +8,7 @@ import pytest
 
 from solvers.fe import Dirichlet, Neumann, Robin, unit_square
 from solvers.fe.heat import HeatSolver
-from solvers.simulation import RunError, Simulation
+from solvers.run.simulation import RunError, Simulation
 
 
 def initial(x, y, t):

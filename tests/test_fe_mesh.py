@@ -6,11 +6,11 @@ import meshio
 import numpy as np
 import pytest
 
-from solvers.fe.generators import box, rectangle, unit_cube, unit_square
-from solvers.fe.mesh import Mesh, MeshError, signed_measures
-from solvers.fe.meshio_reader import from_meshio, read_mesh
 from solvers.fe.space import FunctionSpace
-from solvers.fe.topology import boundary_facets
+from solvers.mesh.generators import box, rectangle, unit_cube, unit_square
+from solvers.mesh.meshio_reader import from_meshio, read_mesh
+from solvers.mesh.topology import boundary_facets
+from solvers.mesh.unstructured import Mesh, MeshError, signed_measures
 
 ROOT = __import__("pathlib").Path(__file__).parent.parent
 BLOCK = ROOT / "meshes" / "heated_block.msh"

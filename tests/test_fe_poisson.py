@@ -11,8 +11,8 @@ import pytest
 from fe_independent import errors
 
 from solvers.fe.boundary import Dirichlet, Neumann, Robin
-from solvers.fe.generators import unit_cube, unit_square
 from solvers.fe.poisson import PoissonSolver
+from solvers.mesh.generators import unit_cube, unit_square
 
 K_LEFT, K_RIGHT = 1.0, 1.0  # equal: the manufactured solution is smooth across x = 0.5
 

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from solvers import load_case
-from solvers.case import CaseError
+from solvers.cases import CaseError
 
 CASES = Path(__file__).parent.parent / "cases"
 

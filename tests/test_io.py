@@ -12,7 +12,7 @@ import pytest
 from solvers.io import RunWriter, plot_fields
 from solvers.io.plot import _coarsen
 from solvers.mesh.structured import StructuredGrid
-from solvers.progress import Progress
+from solvers.run.progress import Progress
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 GRID_1D = StructuredGrid(16, x=(0.0, 2.0))
@@ -256,7 +256,7 @@ def test_simulation_writes_run_file(tmp_path):
     """The wiring the command line uses: snapshots from on_output, progress from on_progress,
     the final state from solver.fields(), on the host backend."""
     from solvers.fv.euler import EulerSolver
-    from solvers.simulation import Simulation
+    from solvers.run.simulation import Simulation
 
     grid = StructuredGrid(32)
     solver = EulerSolver(grid, {"x_lo": "transmissive", "x_hi": "transmissive"}, backend="host")

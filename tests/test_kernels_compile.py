@@ -17,7 +17,8 @@ from solvers.fe import assembly as fe_assembly
 from solvers.fe import heat as fe_heat
 from solvers.fe import system as fe_system
 from solvers.fe import time_values as fe_values
-from solvers.fv import euler, incompressible
+from solvers.fv import euler
+from solvers.fv.incompressible import solver as incompressible
 from solvers.linalg import amg, csr, krylov, multigrid, refinement, stencil
 
 # Each source with every set of defines it is compiled with.

@@ -10,8 +10,11 @@ _instances = {}
 
 
 def get_backend(name="auto", notify=True):
-    """The backend called `name`, created once per process. `auto` takes cuda when CuPy sees a
-    GPU, else host with a one-line notice on stderr. Asking for cuda without a GPU is an error."""
+    """The backend called `name`, created once per process (a Backend is returned as it is).
+    `auto` takes cuda when CuPy sees a GPU, else host with a one-line notice on stderr. Asking
+    for cuda without a GPU is an error."""
+    if isinstance(name, Backend):
+        return name
     if name not in NAMES:
         raise BackendError(f"unknown backend '{name}': expected one of {', '.join(NAMES)}")
     if name == "auto":

@@ -5,13 +5,13 @@ solver, the transient heat solver and linear elasticity.
     from solvers.fe import unit_square, FunctionSpace, Assembler, PoissonSolver, Dirichlet
 """
 
+from ..mesh.generators import box, quadrilateral, rectangle, unit_cube, unit_square
+from ..mesh.meshio_reader import from_meshio, read_mesh
+from ..mesh.unstructured import Mesh, MeshError
 from .assembly import Assembler, BilinearForm, Elements, LoadForm, cells, facets, sync_host
 from .boundary import Dirichlet, Neumann, Robin, dirichlet_values
 from .elasticity import ElasticitySolver
-from .generators import box, quadrilateral, rectangle, unit_cube, unit_square
 from .heat import HeatSolver
-from .mesh import Mesh, MeshError
-from .meshio_reader import from_meshio, read_mesh
 from .poisson import PoissonSolver
 from .space import FunctionSpace
 from .system import DirichletSystem, algebraic_multigrid, axpby

@@ -24,7 +24,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..linalg.csr import CsrMatrix, HostCsr, resolve_backend
+from ..backend import get_backend
+from ..linalg.csr import CsrMatrix, HostCsr
 from ..precision import real_dtype
 from .pattern import SparsityPattern, vector_map
 from .reference import elasticity_reference, mass_reference, stiffness_reference
@@ -102,7 +103,7 @@ class Assembler:
 
     def __init__(self, space, backend="auto", precision="fp32"):
         self.space = space
-        self.backend = resolve_backend(backend)
+        self.backend = get_backend(backend)
         self.dtype = real_dtype(precision)
         self.xp = array_module(self.backend)
         self.pattern = SparsityPattern(space.cell_dofs, space.n, self.xp)

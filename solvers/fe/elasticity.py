@@ -30,6 +30,7 @@ from types import SimpleNamespace
 import numpy as np
 
 from ..linalg import ConjugateGradient
+from ..solver import SteadySolver
 from .assembly import Assembler, cells, facets
 from .boundary import dirichlet_values, nodal, split
 from .poisson import PoissonSolver
@@ -86,9 +87,8 @@ def nodal_vector(value, points, what):
     return np.stack([nodal(v, points) for v in value], axis=1).ravel()
 
 
-class ElasticitySolver:
+class ElasticitySolver(SteadySolver):
     name = "elasticity"
-    steady = True
 
     def __init__(self, mesh, degree=1, young=None, poisson=None, default_young=1.0,
                  default_poisson=0.3, plane=None, body_force=None, boundary=None,
@@ -112,15 +112,14 @@ class ElasticitySolver:
         if robin:
             raise ValueError(f"boundary '{next(iter(robin))}': elasticity takes Dirichlet and "
                              "Neumann (traction) conditions, not Robin")
-        self.mesh = self.grid = mesh
+        self.mesh = mesh
         self.plane = plane
         self.rtol, self.maxiter = rtol, maxiter
         self.preconditioner_name = preconditioner
         self.u = self.info = self._cg = None
-        self.precision = precision
+        self._platform(backend, precision)
         self.space = space = FunctionSpace(mesh, degree, d, renumber=renumber)
-        a = self.assembler = Assembler(space, backend, precision)
-        self.backend, self.dtype = a.backend, a.dtype
+        a = self.assembler = Assembler(space, self.backend, precision)
         self.lame = np.stack(lame_parameters(mesh.cell_material_values(young, default_young),
                                              mesh.cell_material_values(poisson,
                                                                        default_poisson),
@@ -169,6 +168,15 @@ class ElasticitySolver:
                                        block_size=self.mesh.dim)
         return "jacobi" if self.preconditioner_name == "jacobi" else None
 
+    @property
+    def dofs(self):
+        return self.space.n
+
+    def failure_message(self, info):
+        return (f"the linear solve did not converge ({info.status} after {info.iterations} "
+                f"iterations, relative residual {info.residual:.3g}); raise solver.maxiter or "
+                "rtol, or use the amg preconditioner")
+
     def solve(self):
         """CG from u = 0 on the assembled system (the solver and its preconditioner are built
         at the first call); returns (u host array, SolveInfo)."""
@@ -209,11 +217,9 @@ class ElasticitySolver:
                                    dim=self.mesh.dim)
         return deformed, f" (deformed, displacement x {scale:.3g})"
 
-    def summary(self):
-        """Diagnostics of the last solve for sweeps and logs."""
+    def diagnostics(self):
+        """The largest displacement and von Mises stress of the last solve."""
         fields = self.fields()
-        return {"dofs": self.space.n, "iterations": self.info.iterations,
-                "residual": self.info.residual,
-                "max_displacement": float(fields["magnitude"].max()),
+        return {"max_displacement": float(fields["magnitude"].max()),
                 "max_von_mises": float(fields["von_mises"].max())}
 

@@ -11,7 +11,7 @@ Robin conditions on named boundaries, k and rho c per material, and the theta sc
     solver.fields()              # {"u": values at the mesh vertices (, "exact", "error")}
 
 A time step, all on the device (raw_kernels/fe_heat.cu), is one captured graph when driven by
-solvers.simulation (the Stepper captures steps_per_graph of them):
+solvers.run.simulation (the Stepper captures steps_per_graph of them):
   1. heat_clock: this step's dt, the fixed dt or less to land exactly on the clock's stop time
      (an output or the end time), 0 once there (the step is then a no-op); advances t.
   2. Data given as TimeFunctions (time_values.py: expressions of x, y, z, t compiled into a
@@ -36,8 +36,9 @@ initial time, and stay fixed; TimeFunctions are re-evaluated on the device every
 
 import numpy as np
 
-from ..clock import DeviceClock
+from ..backend.clock import DeviceClock
 from ..linalg import ConjugateGradient
+from ..solver import RunError, TimeDependentSolver
 from .assembly import THREADS, cells
 from .boundary import dirichlet_values, nodal, split
 from .poisson import PRECONDITIONERS, PoissonSolver
@@ -68,7 +69,7 @@ def check_scheme(dt, theta, preconditioner="amg"):
                          f"{preconditioner!r}")
 
 
-class HeatSolver:
+class HeatSolver(TimeDependentSolver):
     name = "heat"
 
     def __init__(self, mesh, dt, theta=1.0, degree=1, conductivity=None,
@@ -79,21 +80,20 @@ class HeatSolver:
         mesh.require_boundaries(list(boundary or {}))
         dirichlet, neumann, robin = split(dict(boundary or {}))
         self.dirichlet_conditions = dirichlet
-        self.mesh = self.grid = mesh
+        self.mesh = mesh
         self.dt, self.theta = float(dt), float(theta)
         self.exact = exact
         self.field_names = ("u", "exact", "error") if exact is not None else ("u",)
-        self.precision = precision
+        self._platform(backend, precision)
 
         # K and F: the steady problem's operator and load, without its Dirichlet conditions.
         self.steady_operator = PoissonSolver(
             mesh, degree, conductivity=conductivity, default_conductivity=default_conductivity,
             source=source, boundary={**neumann, **robin},
-            preconditioner="none", renumber=renumber, backend=backend, precision=precision)
+            preconditioner="none", renumber=renumber, backend=self.backend, precision=precision)
         self.space = space = self.steady_operator.space
         a = self.assembler = self.steady_operator.assembler
-        b = self.backend = a.backend
-        self.dtype = a.dtype
+        b = self.backend
         stiffness = self.stiffness = self.steady_operator.full_values
         load = self.load = self.steady_operator.b
 
@@ -193,15 +193,13 @@ class HeatSolver:
 
     def observe(self):
         """Between replays: a RunError if a step's solve failed (never ends a run early)."""
-        from ..simulation import RunError
-
         status = int(self.backend.to_host(self.failed)[0])
         if status:
             reason = {2: "reached maxiter", 3: "broke down"}.get(status, f"status {status}")
             raise RunError(f"a time step's linear solve {reason} before t="
                            f"{self.clock.read().t:.6g}; raise solver.maxiter or rtol, or use "
                            "the amg preconditioner")
-        return False
+        return None
 
     def values(self):
         """u at the nodes (host float64, space numbering)."""
@@ -216,11 +214,11 @@ class HeatSolver:
         exact = nodal(self.exact, self.mesh.points, self.clock.read().t)
         return {"u": u, "exact": exact, "error": u - exact}
 
-    def summary(self):
-        """Diagnostics of the current state for sweeps and logs."""
+    def diagnostics(self):
+        """Extremes (and the largest nodal error) of the current state."""
         fields = self.fields()
-        out = {"dofs": self.space.n, "t": self.clock.read().t, "steps": self.clock.read().steps,
-               "min_u": float(fields["u"].min()), "max_u": float(fields["u"].max())}
+        out = {"dofs": self.space.n, "min_u": float(fields["u"].min()),
+               "max_u": float(fields["u"].max())}
         if "error" in fields:
             out["max_nodal_error"] = float(abs(fields["error"]).max())
         return out

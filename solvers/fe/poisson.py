@@ -20,6 +20,7 @@ import time
 import numpy as np
 
 from ..linalg import ConjugateGradient
+from ..solver import SteadySolver
 from .assembly import Assembler, cells, facets
 from .boundary import dirichlet_values, nodal, split
 from .space import FunctionSpace
@@ -28,9 +29,8 @@ from .system import DirichletSystem, algebraic_multigrid, axpby
 PRECONDITIONERS = ("amg", "jacobi", "none")
 
 
-class PoissonSolver:
+class PoissonSolver(SteadySolver):
     name = "poisson"
-    steady = True
 
     def __init__(self, mesh, degree=1, conductivity=None, default_conductivity=1.0,
                  source=0.0, boundary=None, preconditioner="amg", rtol=1e-8, maxiter=None,
@@ -44,11 +44,9 @@ class PoissonSolver:
         self.mesh = mesh
         self.exact = exact
         self.field_names = ("u", "exact", "error") if exact is not None else ("u",)
-        self.grid = mesh  # what the runner and writers call the mesh
-        self.precision = precision
+        self._platform(backend, precision)
         self.space = space = FunctionSpace(mesh, degree, renumber=renumber)
-        a = self.assembler = Assembler(space, backend, precision)
-        self.backend, self.dtype = a.backend, a.dtype
+        a = self.assembler = Assembler(space, self.backend, precision)
         self.conductivity = mesh.cell_material_values(conductivity or {}, default_conductivity)
         self.scheme = {"element": f"P{degree}", "cell": mesh.cell_type, "dofs": space.n,
                        "nonzeros": a.pattern.nnz, "preconditioner": preconditioner,
@@ -121,17 +119,25 @@ class PoissonSolver:
                                          maxiter=self.maxiter)
         return self._cg
 
+    @property
+    def dofs(self):
+        return self.space.n
+
+    def failure_message(self, info):
+        return (f"the linear solve did not converge ({info.status} after {info.iterations} "
+                f"iterations, relative residual {info.residual:.3g}); raise solver.maxiter or "
+                "rtol, or use the amg preconditioner")
+
     def solve(self):
         """CG from u = 0 on the assembled system; returns (u host array, SolveInfo)."""
         x, self.info = self._solver().solve(self.backend.to_host(self.b))
         self.u = self.backend.to_host(x)
         return self.u, self.info
 
-    def summary(self):
-        """Diagnostics of the last solve for sweeps and logs."""
+    def diagnostics(self):
+        """Extremes (and the largest nodal error) of the last solve."""
         fields = self.fields()
-        out = {"dofs": self.space.n, "iterations": self.info.iterations,
-               "residual": self.info.residual, "min_u": float(fields["u"].min()),
+        out = {"min_u": float(fields["u"].min()),
                "max_u": float(fields["u"].max())}
         if "error" in fields:
             out["max_nodal_error"] = float(abs(fields["error"]).max())

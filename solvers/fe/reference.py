@@ -25,7 +25,7 @@ from math import factorial
 
 import numpy as np
 
-from .topology import LOCAL_EDGES
+from ..mesh.topology import LOCAL_EDGES
 
 EDGES = {2: ((0, 1),), **LOCAL_EDGES}  # a segment's one edge, then triangles and tetrahedra
 

@@ -21,8 +21,8 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.sparse.csgraph import reverse_cuthill_mckee
 
+from ..mesh.topology import cell_edges
 from .reference import EDGES, nodes_per_cell
-from .topology import cell_edges
 
 
 class FunctionSpace:

@@ -10,9 +10,8 @@ import math
 
 import numpy as np
 
-from ..backend import get_backend
-from ..clock import RATE_BLOCK, DeviceClock
-from ..precision import real_dtype
+from ..backend.clock import RATE_BLOCK, DeviceClock
+from ..solver import TimeDependentSolver
 
 RECONSTRUCTIONS = {"first_order": 1, "muscl": 2}
 LIMITERS = {"minmod": 1, "van_leer": 2, "mc": 3}
@@ -134,7 +133,7 @@ def _choice(name, value, options):
     return value
 
 
-class EulerSolver:
+class EulerSolver(TimeDependentSolver):
     """The state and fused kernels of one Euler problem; `step()` launches one time step.
 
     boundary: {side: kind} for sides x_lo, x_hi (and y_lo, y_hi in 2D), kind 'periodic',
@@ -148,11 +147,9 @@ class EulerSolver:
                  precision="fp32"):
         if not gamma > 1:
             raise ValueError(f"gamma must be > 1, got {gamma}")
-        self.grid = grid
+        self.mesh = self.grid = grid
         self.gamma = float(gamma)
-        self.backend = get_backend(backend) if isinstance(backend, str) else backend
-        self.precision = precision
-        self.dtype = real_dtype(precision)
+        self._platform(backend, precision)
         self.nvar = grid.ndim + 2
         self.stages = TIME_INTEGRATORS[_choice("time_integrator", time_integrator,
                                                TIME_INTEGRATORS)]
@@ -240,8 +237,8 @@ class EulerSolver:
         p = (self.gamma - 1) * (u[-1] - kinetic)
         return dict(zip(self.field_names, [rho, *velocity, p]))
 
-    def summary(self):
-        """Integral diagnostics for sweeps and logs: totals of the conserved variables, minima."""
+    def diagnostics(self):
+        """Totals of the conserved variables and the minima of density and pressure."""
         u = self.conserved()
         volume = self.grid.dx * self.grid.dy
         names = ["mass", "momentum_x"] + (["momentum_y"] if self.grid.ndim == 2 else [])
@@ -250,6 +247,10 @@ class EulerSolver:
         out["min_rho"] = float(fields["rho"].min())
         out["min_p"] = float(fields["p"].min())
         return out
+
+    def diverged_message(self, t, steps):
+        return (f"the solution became non-finite or non-physical (rho or p <= 0) at t={t:.6g} "
+                f"after {steps} steps; try a smaller cfl or a more dissipative scheme")
 
     # -- time stepping -----------------------------------------------------------------------
     def step(self):

@@ -5,7 +5,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..fe.topology import boundary_facets
+from ..mesh.topology import boundary_facets
 from .plot import _matplotlib, save_figure
 
 VIEWS = ((25, -60), (25, 120))  # (elevation, azimuth) of the two 3D views

@@ -35,8 +35,9 @@ import scipy.linalg
 import scipy.sparse as sp
 import scipy.sparse.linalg as spla
 
+from ..backend import get_backend
 from ..precision import real_dtype
-from .csr import CsrMatrix, host_csr, resolve_backend
+from .csr import CsrMatrix, host_csr
 from .operator import LaunchSequence, overlap
 
 SOURCE = "amg.cu"
@@ -142,7 +143,7 @@ class AlgebraicMultigrid:
             if not hasattr(operator, "to_scipy"):
                 raise TypeError(f"{WHO} needs a scipy.sparse matrix or an operator with "
                                 f"to_scipy(), got {type(matrix).__name__}")
-            if backend is not None and resolve_backend(backend) is not operator.backend:
+            if backend is not None and get_backend(backend) is not operator.backend:
                 raise ValueError(f"{WHO}: backend {backend!r} differs from the operator's "
                                  f"({operator.backend.name})")
             if precision is not None and real_dtype(precision) != operator.dtype:
@@ -157,7 +158,7 @@ class AlgebraicMultigrid:
         _check_symmetric(fine)
         pyamg = import_pyamg()
         if operator is None:
-            self.backend = resolve_backend("auto" if backend is None else backend)
+            self.backend = get_backend("auto" if backend is None else backend)
         self.n = fine.shape[0]
 
         block_size = _positive_int(block_size, "block_size")

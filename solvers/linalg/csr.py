@@ -38,10 +38,6 @@ def kernel_variants():
     yield {}
 
 
-def resolve_backend(backend):
-    return get_backend(backend) if isinstance(backend, str) else backend
-
-
 def accumulation(dtype, accumulate):
     """The accumulation name ('fp32' or 'fp64') for values of `dtype`; None means dtype's."""
     own = "fp32" if dtype == np.float32 else "fp64"
@@ -228,7 +224,7 @@ class CsrMatrix(StoredMatrix):
         explicit zeros kept). accumulate: 'fp32' or 'fp64', default the precision's own."""
         dtype = real_dtype(precision)
         accumulation(dtype, accumulate)  # a wrong argument fails before any work
-        return cls(host_csr(matrix, dtype, "CsrMatrix"), resolve_backend(backend), accumulate,
+        return cls(host_csr(matrix, dtype, "CsrMatrix"), get_backend(backend), accumulate,
                    threads_per_row)
 
     def bind(self, x, y):

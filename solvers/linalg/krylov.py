@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..stepper import Stepper
+from ..backend.stepper import Stepper
 
 PARTIAL_SLOT = 2048  # PARTIAL_SLOT and THREADS of krylov.cu
 THREADS = 256

@@ -22,6 +22,7 @@ One very long row costs c times its length: such matrices suit CsrMatrix better.
 
 import numpy as np
 
+from ..backend import get_backend
 from ..precision import real_dtype
 from .csr import (
     BLOCK_THREADS,
@@ -33,7 +34,6 @@ from .csr import (
     blocks,
     host_csr,
     kernel_name,
-    resolve_backend,
 )
 
 
@@ -117,7 +117,7 @@ class SellMatrix(StoredMatrix):
         accumulation(dtype, accumulate)
         _positive_int(c, "c (rows a slice)")
         _positive_int(sigma, "sigma (rows a sorting window)")
-        return cls(host_csr(matrix, dtype, "SellMatrix"), resolve_backend(backend), accumulate,
+        return cls(host_csr(matrix, dtype, "SellMatrix"), get_backend(backend), accumulate,
                    c, sigma)
 
     @classmethod

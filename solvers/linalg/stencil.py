@@ -64,7 +64,7 @@ class StencilLaplacian(LinearOperator):
         self.boundary = _check_boundary(boundary, self.ndim)
         self.coefficient = _check_coefficient(coefficient, self.shape)
         dtype = real_dtype(precision)
-        backend = get_backend(backend) if isinstance(backend, str) else backend
+        backend = get_backend(backend)
         super().__init__(int(np.prod(self.shape)), dtype, backend)
 
         # Kernel arguments: per-axis weights 1/h^2 (times k when it is constant) and, for a

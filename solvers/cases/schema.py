@@ -3,14 +3,14 @@
 Every error is a CaseError whose message is one line naming the file, line, section and key
 and what was expected, e.g.
     cases/sod.toml:14: [scheme] limiter: expected one of minmod, van_leer, mc, got 'mm'
-The sections common to all solvers are defined here; each solver adds its own (see SOLVERS).
+The sections common to all solvers are defined here; each solver's adapter module adds its own
+(solvers/cases/<solver>.py, found by loader.py).
 """
 
 import copy
 import re
 import tomllib
 from dataclasses import dataclass
-from importlib import import_module
 from pathlib import Path
 
 
@@ -18,10 +18,6 @@ class CaseError(ValueError):
     """Invalid case input; the message is one line."""
 
 
-# Solver name -> the module with its case sections, check(case) and build(case).
-SOLVERS = {"euler": "solvers.fv.euler_case", "poisson": "solvers.fe.poisson_case",
-           "incompressible": "solvers.fv.incompressible_case", "heat": "solvers.fe.heat_case",
-           "elasticity": "solvers.fe.elasticity_case"}
 REQUIRED = object()
 
 
@@ -44,14 +40,8 @@ COMMON_SECTIONS = {
         "description": Key("str", "", help="free text, stored in the output"),
     },
     "physics": {
-        "solver": Key("choice", REQUIRED, choices=tuple(SOLVERS), help="which solver runs"),
-    },
-    "mesh": {
-        "type": Key("choice", "structured", choices=("structured",), help="mesh kind"),
-        "nx": Key("int", REQUIRED, minimum=2, help="cells along x"),
-        "ny": Key("int", None, minimum=2, help="cells along y (2D only)"),
-        "x": Key("range", (0.0, 1.0), help="[x0, x1] domain extent along x"),
-        "y": Key("range", None, help="[y0, y1] domain extent along y (makes the grid 2D)"),
+        "solver": Key("choice", REQUIRED, help="which solver runs (the names of the adapters "
+                      "in solvers/cases/)"),
     },
     "time": {
         "end": Key("float", REQUIRED, minimum=0, exclusive_minimum=True,
@@ -86,7 +76,7 @@ class Case:
     path: Path
     text: str
     data: dict
-    solver_module: object
+    adapter: object
     locator: object
 
     @property
@@ -234,43 +224,3 @@ def _merge(data, overrides):
             data[section][key] = item
             touched.add(f"{section}.{key}")
     return touched
-
-
-def load(path, overrides=None):
-    """Read, override and validate a case file; returns a Case."""
-    path = Path(path)
-    try:
-        text = path.read_text()
-    except FileNotFoundError:
-        raise CaseError(f"{path}: case file not found") from None
-    except OSError as error:
-        raise CaseError(f"{path}: cannot read case file ({error.strerror})") from None
-    try:
-        data = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as error:
-        raise CaseError(f"{path}: invalid TOML: {error}") from None
-    touched = _merge(data, overrides or {})
-    locator = _Locator(path, text, touched)
-
-    solver = data.get("physics", {}).get("solver")
-    if solver not in SOLVERS:
-        where = locator.at("physics", "solver") if solver is not None else locator.at("physics")
-        raise CaseError(f"{where}: expected solver one of {', '.join(SOLVERS)}, got {solver!r}")
-    module = import_module(SOLVERS[solver])
-    # A solver replaces common sections with its own, and drops those it sets to None
-    # (a steady solver has no [time]).
-    schema = {name: keys for name, keys in {**COMMON_SECTIONS, **module.SECTIONS}.items()
-              if keys is not None}
-    schema["physics"] = {**COMMON_SECTIONS["physics"], **module.SECTIONS.get("physics", {})}
-    validated = validate(data, schema, locator)
-    if validated["case"]["name"] is None:
-        validated["case"]["name"] = path.stem
-    if not re.fullmatch(r"[\w.-]+", validated["case"]["name"]):
-        raise CaseError(f"{locator.at('case', 'name')}: expected letters, digits, '.', '_' or "
-                        f"'-' (it names the output files), got {validated['case']['name']!r}")
-    mesh = validated["mesh"]
-    if "ny" in mesh and (mesh["ny"] is None) != (mesh["y"] is None):
-        raise CaseError(f"{locator.at('mesh')}: a 2D grid needs both ny and y, a 1D grid neither")
-    case = Case(path=path, text=text, data=validated, solver_module=module, locator=locator)
-    module.check(case)
-    return case

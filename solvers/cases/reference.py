@@ -1,9 +1,8 @@
-"""The case-file reference of README.md, generated from the schemas (a test keeps the README in
-step): `python -m solvers.case_doc` prints it."""
+"""The case-file reference of docs/case-files.md, generated from the schemas (a test keeps the
+file in step): `python -m solvers.cases.reference` prints it."""
 
-from importlib import import_module
-
-from .case import COMMON_SECTIONS, REQUIRED, SOLVERS
+from .loader import adapters
+from .schema import COMMON_SECTIONS, REQUIRED
 
 KIND_NAMES = {"int": "integer", "float": "number", "bool": "true/false", "str": "string",
               "choice": "one of", "range": "[lo, hi]", "list_str": "list of strings",
@@ -26,7 +25,7 @@ def _default(spec):
 
 def _kind(spec):
     if spec.kind == "choice":
-        return " / ".join(f"`{c}`" for c in spec.choices)
+        return " / ".join(f"`{c}`" for c in spec.choices) or "one of the solvers"
     return KIND_NAMES[spec.kind]
 
 
@@ -40,12 +39,11 @@ def section_table(title, keys):
 def reference():
     parts = ["### Sections of every case", ""]
     parts += [section_table(name, keys) for name, keys in COMMON_SECTIONS.items()]
-    for solver, module_name in SOLVERS.items():
-        module = import_module(module_name)
+    for solver, adapter in adapters().items():
         parts += [f"### Sections of `solver = \"{solver}\"`", ""]
-        parts += [section_table(name, keys) for name, keys in module.SECTIONS.items()
+        parts += [section_table(name, keys) for name, keys in adapter.SECTIONS.items()
                   if keys is not None]
-        dropped = [name for name, keys in module.SECTIONS.items() if keys is None]
+        dropped = [name for name, keys in adapter.SECTIONS.items() if keys is None]
         if dropped:
             parts += ["No " + ", ".join(f"`[{name}]`" for name in dropped) + " section.", ""]
     return "\n".join(parts)

@@ -3,15 +3,16 @@ building the solver from a case. Vector data are lists of one number or expressi
 (and t) per component; a Dirichlet table {x = ..., y = ...} constrains only the components it
 names (a roller)."""
 
-from ..case import CaseError, Key
-from . import poisson_case
-from .boundary import Dirichlet, Neumann
-from .elasticity import PLANES, ElasticitySolver, check_material
-from .generators import quadrilateral
-from .mesh import MeshError
+from ..fe.boundary import Dirichlet, Neumann
+from ..fe.elasticity import PLANES, ElasticitySolver, check_material
+from ..mesh.generators import quadrilateral
+from ..mesh.unstructured import MeshError
+from . import poisson as poisson_case
+from .schema import CaseError, Key
 
 COMPONENTS = "xyz"
 
+SOLVER = ElasticitySolver
 SECTIONS = {
     "physics": {
         "degree": Key("choice", 1, choices=(1, 2), help="Lagrange element degree (P1 or P2)"),

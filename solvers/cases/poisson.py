@@ -5,16 +5,17 @@ from pathlib import Path
 
 import numpy as np
 
-from ..case import CaseError, Key
 from ..expressions import ExpressionError, evaluate
-from .boundary import Dirichlet, Neumann, Robin
-from .generators import box, rectangle
-from .mesh import MeshError
-from .meshio_reader import read_mesh
-from .poisson import PRECONDITIONERS, PoissonSolver
+from ..fe.boundary import Dirichlet, Neumann, Robin
+from ..fe.poisson import PRECONDITIONERS, PoissonSolver
+from ..mesh.generators import box, rectangle
+from ..mesh.meshio_reader import read_mesh
+from ..mesh.unstructured import MeshError
+from .schema import CaseError, Key
 
 GENERATORS = ("rectangle", "box")
 
+SOLVER = PoissonSolver
 SECTIONS = {
     "physics": {
         "degree": Key("choice", 1, choices=(1, 2), help="Lagrange element degree (P1 or P2)"),

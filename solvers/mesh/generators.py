@@ -17,8 +17,8 @@ from itertools import permutations
 
 import numpy as np
 
-from .mesh import Mesh
 from .topology import LOCAL_FACETS
+from .unstructured import Mesh
 
 SIDES_2D = {"left": (0, 0), "right": (0, 1), "bottom": (1, 0), "top": (1, 1)}
 SIDES_3D = {"left": (0, 0), "right": (0, 1), "front": (1, 0), "back": (1, 1),

@@ -2,14 +2,16 @@
 
 import numpy as np
 
-from ..case import REQUIRED, CaseError, Key
 from ..expressions import ExpressionError, evaluate
-from ..mesh import StructuredGrid
-from .incompressible import ADVECTION, IncompressibleSolver
-from .incompressible_boundary import SIDES, BoundaryError, parse_boundaries
-from .incompressible_pressure import PRECONDITIONERS
+from ..fv.incompressible.boundary import SIDES, BoundaryError, parse_boundaries
+from ..fv.incompressible.pressure import PRECONDITIONERS
+from ..fv.incompressible.solver import ADVECTION, IncompressibleSolver
+from . import structured
+from .schema import REQUIRED, CaseError, Key
 
+SOLVER = IncompressibleSolver
 SECTIONS = {
+    "mesh": structured.MESH,
     "physics": {
         "nu": Key("float", REQUIRED, minimum=0, exclusive_minimum=True,
                   help="kinematic viscosity (Re = reference_velocity reference_length / nu)"),
@@ -70,10 +72,7 @@ SECTIONS = {
 
 
 def grid_of(case):
-    mesh = case.data["mesh"]
-    if mesh["y"] is None:
-        raise case.error("mesh", "y", "the incompressible solver needs a 2D grid (ny and y)")
-    return StructuredGrid(mesh["nx"], x=mesh["x"], ny=mesh["ny"], y=mesh["y"])
+    return structured.grid_of(case, ndims=(2,))
 
 
 def _names(case, grid, **coordinates):

@@ -12,10 +12,10 @@ import os
 import sys
 from pathlib import Path
 
-from .case import CaseError, parse_override, parse_value
-from .progress import Progress
+from ..cases import CaseError, load, parse_override, parse_value
+from ..solver import RunError
+from .progress import progress_for
 from .runner import CaseRun
-from .simulation import RunError
 
 
 def split_values(text):
@@ -63,8 +63,6 @@ def _write_csv(path, rows):
 
 
 def run_sweep(case_path, sets, base_overrides, quiet=False):
-    from .case import load
-
     axes = sweep_axes(sets)
     names = [name for name, _ in axes]
     combos = list(itertools.product(*[values for _, values in axes]))
@@ -86,12 +84,9 @@ def run_sweep(case_path, sets, base_overrides, quiet=False):
                   + ", ".join(f"{n}={v}" for n, v in values.items()), file=sys.stderr)
         try:
             run = CaseRun(case)
-            result = run.run(progress=Progress(run.simulation.end_time, run.mesh.ncells,
-                                               quiet=quiet))
-            row.update(status="ok", t=result.t, steps=result.steps,
-                       wall_seconds=round(result.wall_seconds, 4),
-                       cell_updates_per_second=f"{result.cell_updates_per_second:.4g}",
-                       **run.solver.summary(), output=str(result.files[0]))
+            result = run.run(progress=progress_for(run, quiet))
+            row.update(status="ok", wall_seconds=round(result.wall_seconds, 4),
+                       **run.solver.report(result).figures, output=str(result.files[0]))
         except (RunError, CaseError) as error:
             failures += 1
             row.update(status=f"failed: {error}")

@@ -13,7 +13,7 @@ second-order triangles, hexahedra...) is an error.
 
 import numpy as np
 
-from .mesh import CELL_TYPES, FACET_TYPES, Mesh, MeshError, signed_measures
+from .unstructured import CELL_TYPES, FACET_TYPES, Mesh, MeshError, signed_measures
 
 PHYSICAL = "gmsh:physical"
 TOP_DIM = {"triangle": 2, "quad": 2, "triangle6": 2, "quad8": 2, "quad9": 2, "triangle7": 2,

@@ -1,13 +1,15 @@
 """A case turned into a running simulation with output: what `solvers.load_case` returns and
-what `solvers run` drives."""
+what `solvers run` drives. It uses only the solver contract (solvers/solver.py)."""
 
 import json
 import platform
 import sys
 from importlib import metadata
+from pathlib import Path
 
-from . import case as case_files
-from .simulation import RunError, Simulation
+from ..cases import load
+from ..solver import RunError, SteadySolver
+from .simulation import Simulation
 from .steady import SteadySolve
 
 
@@ -30,13 +32,13 @@ class CaseRun:
 
     def __init__(self, case):
         self.case = case
-        self.solver = case.solver_module.build(case)
+        self.solver = case.adapter.build(case)
         self.solver_class = type(self.solver)
-        self.mesh = self.solver.grid
+        self.mesh = self.solver.mesh
         data = case.data
         self.output_fields = self._checked_fields("fields", self.solver.field_names)
         self.plot_fields = self._checked_fields("plot_fields", self.output_fields)
-        self.steady = getattr(self.solver, "steady", False)
+        self.steady = isinstance(self.solver, SteadySolver)
         if self.steady:
             self.simulation = SteadySolve(self.solver)
         else:
@@ -44,6 +46,9 @@ class CaseRun:
                 self.solver, data["time"]["end"], output_interval=data["output"]["interval"],
                 steps_per_graph=data["run"]["steps_per_graph"], graph=data["run"]["graph"],
                 max_steps=data["time"]["max_steps"])
+
+    def __repr__(self):
+        return f"<CaseRun {self.name}: {self.solver!r}, t={self.t:.6g}, {self.steps} steps>"
 
     def _checked_fields(self, key, available):
         names = self.case.data["output"][key] or list(available)
@@ -88,7 +93,7 @@ class CaseRun:
         """Advance to the end time. With write, snapshots and final state go to the case's
         output folder. Returns a RunResult; on RunError or interrupt the snapshots written so
         far are kept in <name>.partial.h5 and the error is re-raised."""
-        from .io import writer_class
+        from ..io import writer_class
 
         out_dir = self.case.data["output"]["dir"]
         writer_type = writer_class(self.mesh)
@@ -110,35 +115,29 @@ class CaseRun:
             if progress:
                 progress.close()
         if writer:
-            extra = getattr(self.solver, "datasets", None)  # time series, profiles
-            if extra:
-                writer.datasets(extra())
+            writer.datasets(self.solver.datasets())
             paths = writer.finish(result.t, result.steps, self._selected(self.output_fields))
             result.files = list(paths.values())
             if self.case.data["output"]["plot"]:
                 try:
-                    result.files.append(self._plot(out_dir))
+                    result.files.append(self._plot(out_dir, result))
                 except ImportError as error:
                     print(f"solvers: {error}; no PNG written", file=sys.stderr)
         return result
 
-    def _plot(self, out_dir):
-        from pathlib import Path
-
-        from .io.plot import plot_fields
+    def _plot(self, out_dir, result):
+        from ..io.plot import plot_fields
 
         path = Path(out_dir) / f"{self.name}.png"
-        title = (f"{self.name}: {self.steps} CG iterations" if self.steady
-                 else f"{self.name}: t = {self.t:.4g}, {self.steps} steps")
-        vectors = getattr(self.solver, "plot_vectors", None)
         # A solver may draw its fields on another mesh (elasticity: the deformed shape).
-        mesh, note = getattr(self.solver, "plot_mesh", lambda: (self.mesh, ""))()
+        mesh, note = self.solver.plot_mesh()
+        title = f"{self.name}: {self.solver.report(result).summary}"
         plot_fields(path, mesh, self._selected(self.plot_fields), self.plot_fields,
-                    title + note, streamlines=vectors() if vectors else None)
+                    title + note, streamlines=self.solver.plot_vectors())
         return path
 
 
 def load_case(path, **overrides):
     """Load a case file and build its simulation. Overrides are {section: {key: value}} or
     {'section.key': value}, e.g. load_case('cases/sod.toml', mesh={'nx': 800})."""
-    return CaseRun(case_files.load(path, overrides))
+    return CaseRun(load(path, overrides))

@@ -30,18 +30,17 @@ Scheme (kernels in raw_kernels/incompressible.cu, one launch each):
 
 import numpy as np
 
-from ..backend import get_backend
-from ..clock import DeviceClock
-from ..precision import real_dtype
-from .incompressible_boundary import BoundaryError, parse_boundaries  # noqa: F401 (re-export)
-from .incompressible_fields import (
+from ...backend.clock import DeviceClock
+from ...solver import TimeDependentSolver
+from .boundary import BoundaryError, parse_boundaries  # noqa: F401 (re-export)
+from .fields import (
     cell_velocity,
     centreline_profiles,
     corners_to_cells,
     node_stream_function,
     node_vorticity,
 )
-from .incompressible_pressure import pressure_solver
+from .pressure import pressure_solver
 
 ADVECTION = {"central": 1, "quick": 2}
 G = 2  # ghost layers (G of incompressible.cu)
@@ -70,11 +69,11 @@ def _blocks(n, size):
     return -(-n // size)
 
 
-class IncompressibleSolver:
+class IncompressibleSolver(TimeDependentSolver):
     """The state and kernels of one incompressible flow on a 2D StructuredGrid; `step()`
     launches one time step (capturable: no host read, the pressure solve included).
 
-    boundary            {side: spec}, see solvers.fv.incompressible_boundary
+    boundary            {side: spec}, see solvers.fv.incompressible.solver.boundary
     nu                  kinematic viscosity (Re = U_ref L_ref / nu)
     advection           'central' or 'quick'
     force               constant body force (fx, fy)
@@ -105,12 +104,10 @@ class IncompressibleSolver:
         if advection not in ADVECTION:
             raise ValueError(f"advection must be one of {', '.join(ADVECTION)}, got "
                              f"'{advection}'")
-        self.grid = grid
+        self.mesh = self.grid = grid
         self.nu = float(nu)
         self.boundaries = parse_boundaries(boundary, grid.nx, grid.ny)
-        self.backend = get_backend(backend) if isinstance(backend, str) else backend
-        self.precision = precision
-        self.dtype = real_dtype(precision)
+        self._platform(backend, precision)
         self.force = tuple(float(f) for f in force)
         speed = self.boundaries.max_speed()
         self.reference_velocity = float(reference_velocity or speed or 1.0)
@@ -306,7 +303,8 @@ class IncompressibleSolver:
 
     # -- diagnostics, read between replays ------------------------------------------------------
     def observe(self):
-        """Append the steps recorded since the last call to `series`; True once steady."""
+        """Append the steps recorded since the last call to `series`; 'steady state reached'
+        once the change rate is below the steady tolerance."""
         diag = self.backend.to_host(self.diag)
         rows = int(diag[DIAG_ROWS])
         new = rows - self._rows_read
@@ -319,7 +317,9 @@ class IncompressibleSolver:
             for column, name in enumerate(HIST_COLUMNS):
                 self.series[name].extend(table[order, column].tolist())
             self._rows_read = rows
-        return self.steady_tolerance > 0 and bool(diag[DIAG_STEADY])
+        if self.steady_tolerance > 0 and diag[DIAG_STEADY]:
+            return "steady state reached"
+        return None
 
     def coefficients(self):
         """Drag and lift coefficients 2 F / (U_ref^2 L_ref) of the recorded steps."""
@@ -345,7 +345,7 @@ class IncompressibleSolver:
             profiles[name] = np.stack([coords, values], axis=1)
         return {"series": series, "profiles": profiles}
 
-    def summary(self):
+    def diagnostics(self):
         """Integral diagnostics for sweeps and logs."""
         self.observe()
         u, v = self.face_velocities()

@@ -11,14 +11,14 @@ diagonal-preconditioned CG, the baseline of the benchmark.
 import numpy as np
 import scipy.sparse as sp
 
-from ..linalg import (
+from ...linalg import (
     AlgebraicMultigrid,
     ConjugateGradient,
     CsrMatrix,
     GeometricMultigrid,
     StencilLaplacian,
 )
-from ..linalg.multigrid import coarse_shapes
+from ...linalg.multigrid import coarse_shapes
 
 PRECONDITIONERS = ("multigrid", "jacobi")
 

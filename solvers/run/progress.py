@@ -94,3 +94,11 @@ class Progress:
             self.stream.write("\n")
             self.stream.flush()
             self._width = 0
+
+
+def progress_for(run, quiet=False):
+    """The progress display of a CaseRun: a Progress for a time-dependent run, None for a
+    steady solve (it has no simulated time to show)."""
+    if run.steady:
+        return None
+    return Progress(run.simulation.end_time, run.mesh.ncells, quiet=quiet)

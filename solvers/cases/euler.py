@@ -2,10 +2,8 @@
 
 import numpy as np
 
-from ..case import REQUIRED, CaseError, Key
 from ..expressions import ExpressionError, evaluate
-from ..mesh import StructuredGrid
-from .euler import (
+from ..fv.euler import (
     LIMITERS,
     RECONSTRUCTIONS,
     RIEMANN_SOLVERS,
@@ -15,8 +13,12 @@ from .euler import (
     EulerSolver,
     parse_boundary,
 )
+from .schema import REQUIRED, CaseError, Key
+from .structured import MESH, grid_of
 
+SOLVER = EulerSolver
 SECTIONS = {
+    "mesh": MESH,
     "physics": {
         "gamma": Key("float", 1.4, minimum=1, exclusive_minimum=True,
                      help="ratio of specific heats"),
@@ -45,13 +47,6 @@ SECTIONS = {
         for side in SIDES
     },
 }
-
-
-def grid_of(case):
-    mesh = case.data["mesh"]
-    if mesh["y"] is None:
-        return StructuredGrid(mesh["nx"], x=mesh["x"])
-    return StructuredGrid(mesh["nx"], x=mesh["x"], ny=mesh["ny"], y=mesh["y"])
 
 
 def boundary_of(case, grid):

@@ -2,12 +2,12 @@
 
 import shutil
 
-from .backend.host import cache_dir, compiler, compiler_version, cpu_name
+from ..backend.host import cache_dir, compiler, compiler_version, cpu_name
 from .runner import versions
 
 
 def _cuda_lines():
-    from .backend import BackendError, get_backend
+    from ..backend import BackendError, get_backend
 
     try:
         from cupy.cuda import nvrtc

@@ -5,14 +5,15 @@ evaluated on the device in every step; the others are evaluated once."""
 
 from dataclasses import replace
 
-from ..case import COMMON_SECTIONS, REQUIRED, CaseError, Key
 from ..expressions import ExpressionError
-from . import poisson_case
-from .heat import HeatSolver, check_scheme
-from .mesh import MeshError
-from .poisson_case import _function, boundary_of, mesh_of
-from .time_values import TimeFunction, uses_time
+from ..fe.heat import HeatSolver, check_scheme
+from ..fe.time_values import TimeFunction, uses_time
+from ..mesh.unstructured import MeshError
+from . import poisson as poisson_case
+from .poisson import _function, boundary_of, mesh_of
+from .schema import COMMON_SECTIONS, REQUIRED, CaseError, Key
 
+SOLVER = HeatSolver
 SECTIONS = {
     **poisson_case.SECTIONS,
     "material": {

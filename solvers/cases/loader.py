@@ -1,0 +1,79 @@
+"""Reading a case file: TOML, overrides, the solver's adapter, validation.
+
+An adapter is a module of this package that names the solver class it builds (`SOLVER`) and
+has `SECTIONS` (its case-file sections: a solver's section replaces the common one of that
+name; None drops it), `check(case)` (everything that can be checked before a backend exists)
+and `build(case)` (the solver with its initial state). A new solver's adapter is found by its
+file alone: no table here lists them.
+"""
+
+import pkgutil
+import re
+import tomllib
+from dataclasses import replace
+from functools import cache
+from importlib import import_module
+from pathlib import Path
+
+from .schema import COMMON_SECTIONS, Case, CaseError, _Locator, _merge, validate
+
+
+@cache
+def adapters():
+    """{solver name: adapter module} of every adapter in this package."""
+    found = {}
+    for info in pkgutil.iter_modules([str(Path(__file__).parent)]):
+        module = import_module(f"{__package__}.{info.name}")
+        solver = getattr(module, "SOLVER", None)
+        if solver is not None:
+            found[solver.name] = module
+    return dict(sorted(found.items()))
+
+
+def schema_of(adapter):
+    """The sections of a case of this adapter's solver: the common ones, replaced or dropped
+    by the adapter's, and physics.solver naming every known solver."""
+    sections = {**COMMON_SECTIONS, **adapter.SECTIONS}
+    schema = {name: dict(keys) for name, keys in sections.items() if keys is not None}
+    common_physics = COMMON_SECTIONS["physics"]
+    solver_key = replace(common_physics["solver"], choices=tuple(adapters()))
+    schema["physics"] = {**common_physics, "solver": solver_key,
+                         **adapter.SECTIONS.get("physics", {})}
+    return schema
+
+
+def _read(path):
+    try:
+        return path.read_text()
+    except FileNotFoundError:
+        raise CaseError(f"{path}: case file not found") from None
+    except OSError as error:
+        raise CaseError(f"{path}: cannot read case file ({error.strerror})") from None
+
+
+def load(path, overrides=None):
+    """Read, override and validate a case file; returns a Case."""
+    path = Path(path)
+    text = _read(path)
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as error:
+        raise CaseError(f"{path}: invalid TOML: {error}") from None
+    touched = _merge(data, overrides or {})
+    locator = _Locator(path, text, touched)
+
+    known = adapters()
+    solver = data.get("physics", {}).get("solver")
+    if solver not in known:
+        where = locator.at("physics", "solver") if solver is not None else locator.at("physics")
+        raise CaseError(f"{where}: expected solver one of {', '.join(known)}, got {solver!r}")
+    adapter = known[solver]
+    validated = validate(data, schema_of(adapter), locator)
+    if validated["case"]["name"] is None:
+        validated["case"]["name"] = path.stem
+    if not re.fullmatch(r"[\w.-]+", validated["case"]["name"]):
+        raise CaseError(f"{locator.at('case', 'name')}: expected letters, digits, '.', '_' or "
+                        f"'-' (it names the output files), got {validated['case']['name']!r}")
+    case = Case(path=path, text=text, data=validated, adapter=adapter, locator=locator)
+    adapter.check(case)
+    return case
