@@ -1,5 +1,5 @@
 """Elasticity assembly benchmark on one card: the fused elasticity form (raw_kernels/
-fe_assemble.cu, FORM_ELASTICITY) for P1 and P2 vector spaces on triangles and tetrahedra,
+fe/assemble.cu, FORM_ELASTICITY) for P1 and P2 vector spaces on triangles and tetrahedra,
 against what a user would write instead: element matrices by whole-array NumPy ops, then
 scipy.sparse COO -> CSR on the CPU, and the same in CuPy + cupyx.scipy.sparse on the GPU
 (unfused). Helpers (meshes, COO -> CSR, ceilings) come from scripts/bench_fem.py.
@@ -20,22 +20,17 @@ import json
 import sys
 import time
 from math import factorial
-from pathlib import Path
 
+import bench_fem
+import benchrun
+import devicetime
 import numpy as np
 import scipy.sparse as sp
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path[:0] = [str(ROOT), str(ROOT / "scripts")]
-
-import bench_fem  # noqa: E402
-import benchrun  # noqa: E402
-import devicetime  # noqa: E402
-
-from solvers.fe.assembly import Assembler, cells  # noqa: E402
-from solvers.fe.elasticity import lame_parameters  # noqa: E402
-from solvers.fe.reference import elasticity_reference  # noqa: E402
-from solvers.fe.space import FunctionSpace  # noqa: E402
+from solvers.fe.assembly import Assembler, cells
+from solvers.fe.elasticity import lame_parameters
+from solvers.fe.reference import elasticity_reference
+from solvers.fe.space import FunctionSpace
 
 # Up to 3e6 dofs: P2 tetrahedra have 900 element entries a cell, and 1e7 dofs would pass the
 # 2^31 entries the int32 gather maps hold.

@@ -1,6 +1,6 @@
 """Euler benchmark on one card: the fused solver (CUDA graph and eager, fp32 and fp64) against
 the two floors of METHOD.md, measured on the card, and against an unfused CuPy version of the
-same scheme (scripts/euler_unfused.py).
+same scheme (solvers/verification/euler_unfused.py).
 
     python scripts/bench_euler.py [--sizes 256,512,1024] [--json bench_euler.json]
     python scripts/bench_euler.py --backend host --sizes 64,128      # CPU smoke test
@@ -10,8 +10,8 @@ random (non-smooth) state. Per size and precision it reports time per step, cell
 second, achieved GB/s over the floor's bytes (below) and as a fraction of the measured copy
 bandwidth, GFLOP/s over the FLOP count below as a fraction of the measured FMA rate, the
 graph-over-eager speedup, and device memory per cell. At the first size, in fp32, it also times
-the same step with stages that only copy the state (raw_kernels/euler_floor.cu, same dt kernel
-and arguments): what a graph of the step's kernels costs without their work, against their
+the same step with stages that only copy the state (scripts/kernels/euler_floor.cu, same dt
+kernel and arguments): what a graph of the step's kernels costs without their work, against their
 eager launches. A compact table is printed last; full numbers go to --json.
 """
 
@@ -21,40 +21,43 @@ import sys
 import time
 from pathlib import Path
 
+import benchrun
+import ceilings
+import devicetime
 import numpy as np
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path[:0] = [str(ROOT), str(ROOT / "scripts")]
-
-import benchrun  # noqa: E402
-import ceilings  # noqa: E402
-import devicetime  # noqa: E402
-from euler_unfused import UnfusedEuler  # noqa: E402
-
-from solvers.backend import get_backend  # noqa: E402
-from solvers.backend.stepper import Stepper  # noqa: E402
-from solvers.fv.euler import (  # noqa: E402
+from solvers.backend import get_backend
+from solvers.backend.stepper import Stepper
+from solvers.fv.euler import (
     MARCH_CELLS,
     MARCH_WIDTH,
     TILE_SHAPE,
     EulerSolver,
-    kernel_defines,
     march_rows,
+    scheme_defines,
     uses_tile,
 )
-from solvers.mesh.structured import StructuredGrid  # noqa: E402
+from solvers.mesh.structured import StructuredGrid
+from solvers.verification.euler_unfused import UnfusedEuler
 
 GAMMA, CFL = 1.4, 0.5
 PERIODIC = {side: "periodic" for side in ("x_lo", "x_hi", "y_lo", "y_hi")}
 STAGES, NVAR = 3, 4
 UNFUSED_BYTES_PER_CELL = 400  # a margin over the ~270 B/cell the unfused fp32 step peaks at
-SCHEME_DEFINES = kernel_defines(2, "muscl", "mc", "hllc")
+SCHEME_DEFINES = scheme_defines(2, "muscl", "mc", "hllc")
 COPY_BLOCK = 256  # threads per block of the copy-only stages
+# The copy-only stage: a benchmark's kernel, kept beside the script, not in the package.
+FLOOR_SOURCE = Path(__file__).resolve().parent / "kernels" / "euler_floor.cu"
 
-# FLOPs per cell and Runge-Kutta stage, counted from raw_kernels/euler_scheme.h (DIM 2, MUSCL, MC,
-# HLLC). +, -, *, /, 1/x, sqrt and 1/sqrt count 1 each (an FMA in the machine code does 2 of
-# them); fabs, fmin, fmax, negation, compares and selects count 0. HLLC counts its subsonic star
-# branch.
+
+def compiled_kernels():
+    """The kernel this script compiles beside the solver's (for the compile checks)."""
+    yield FLOOR_SOURCE, SCHEME_DEFINES
+
+# FLOPs per cell and Runge-Kutta stage, counted from raw_kernels/fv/euler_scheme.h (DIM 2,
+# MUSCL, MC, HLLC). +, -, *, /, 1/x, sqrt and 1/sqrt count 1 each (an FMA in the machine code
+# does 2 of them); fabs, fmin, fmax, negation, compares and selects count 0. HLLC counts its
+# subsonic star branch.
 #   cell_prim      12  (1/rho, 2 mul, pressure 9)
 #   reconstruct    28  (4 variables x (2 differences, MC half slope 3, face values 2)):
 #                      half slopes 20, the two face values 8
@@ -186,11 +189,11 @@ def time_modes(dev, step, steps, k, repeats):
 
 
 def copy_stage_step(dev, solver):
-    """The solver's step with each stage replaced by euler_copy_stage (raw_kernels/
+    """The solver's step with each stage replaced by euler_copy_stage (scripts/kernels/
     euler_floor.cu): the same dt kernel, the same arguments, no arithmetic (the state is
     copied, unchanged)."""
     grid = solver.grid
-    kernel = dev.backend.module("euler_floor.cu", solver.dtype, SCHEME_DEFINES).euler_copy_stage
+    kernel = dev.backend.module(FLOOR_SOURCE, solver.dtype, SCHEME_DEFINES).euler_copy_stage
     blocks = -(-grid.nx * grid.ny // COPY_BLOCK)
     stages = [kernel.bind(blocks, COPY_BLOCK, *solver.buffers, solver.clock.parity, src, dst,
                           solver.clock.dt, solver.inflow, solver.clock.rates, grid.nx, grid.ny,

@@ -1,4 +1,4 @@
-"""Finite-element benchmark on one card: fused assembly (raw_kernels/fe_assemble.cu) and
+"""Finite-element benchmark on one card: fused assembly (raw_kernels/fe/assemble.cu) and
 Poisson solves for P1 and P2 on triangles and tetrahedra, against what a user would write
 instead: NumPy element matrices + scipy.sparse COO -> CSR on the CPU, the same in CuPy with
 cupyx.scipy.sparse on the GPU (unfused: whole-array ops, then a sort), and scikit-fem when it
@@ -30,25 +30,20 @@ import platform
 import sys
 import time
 from math import factorial
-from pathlib import Path
 
+import benchrun
+import ceilings
+import devicetime
 import numpy as np
 import scipy.sparse as sp
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path[:0] = [str(ROOT), str(ROOT / "scripts")]
-
-import benchrun  # noqa: E402
-import ceilings  # noqa: E402
-import devicetime  # noqa: E402
-
-from solvers.backend import get_backend  # noqa: E402
-from solvers.fe.boundary import Dirichlet  # noqa: E402
-from solvers.fe.poisson import PoissonSolver  # noqa: E402
-from solvers.fe.reference import stiffness_reference  # noqa: E402
-from solvers.fe.system import algebraic_multigrid  # noqa: E402
-from solvers.linalg import ConjugateGradient  # noqa: E402
-from solvers.mesh.generators import box, rectangle  # noqa: E402
+from solvers.backend import get_backend
+from solvers.fe.boundary import Dirichlet
+from solvers.fe.poisson import PoissonSolver
+from solvers.fe.reference import stiffness_reference
+from solvers.linalg import ConjugateGradient
+from solvers.linalg.preconditioners import algebraic_multigrid
+from solvers.mesh.generators import box, rectangle
 
 PROBLEMS = {"p1-2d": (2, 1), "p2-2d": (2, 2), "p1-3d": (3, 1), "p2-3d": (3, 2)}
 DOFS = {"default": "1e4,1e5,1e6,1.2e7", "small": "300,3000"}

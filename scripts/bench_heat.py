@@ -24,23 +24,18 @@ import argparse
 import json
 import sys
 import time
-from pathlib import Path
 
+import bench_fem
+import benchrun
+import devicetime
 import numpy as np
 import scipy.sparse as sp
 import scipy.sparse.linalg as spla
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path[:0] = [str(ROOT), str(ROOT / "scripts")]
-
-import bench_fem  # noqa: E402
-import benchrun  # noqa: E402
-import devicetime  # noqa: E402
-
-from solvers.backend.stepper import Stepper  # noqa: E402
-from solvers.fe import Dirichlet, box, rectangle  # noqa: E402
-from solvers.fe.heat import HeatSolver  # noqa: E402
-from solvers.linalg.krylov import ITER  # noqa: E402
+from solvers.backend.stepper import Stepper
+from solvers.fe import Dirichlet, box, rectangle
+from solvers.fe.heat import HeatSolver
+from solvers.linalg.krylov import ITER
 
 DOFS = {"default": "1e4,1e5,1e6", "small": "300,3000"}
 THETA = 0.5

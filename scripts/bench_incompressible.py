@@ -23,22 +23,17 @@ import json
 import statistics
 import sys
 import time
-from pathlib import Path
 
+import benchrun
+import ceilings
+import devicetime
 import numpy as np
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path[:0] = [str(ROOT), str(ROOT / "scripts")]
-
-import benchrun  # noqa: E402
-import ceilings  # noqa: E402
-import devicetime  # noqa: E402
-
-from solvers.backend import get_backend  # noqa: E402
-from solvers.backend.stepper import Stepper  # noqa: E402
-from solvers.fv.incompressible.solver import IncompressibleSolver  # noqa: E402
-from solvers.mesh import StructuredGrid  # noqa: E402
-from solvers.run.simulation import Simulation  # noqa: E402
+from solvers.backend import get_backend
+from solvers.backend.stepper import Stepper
+from solvers.fv.incompressible.solver import IncompressibleSolver
+from solvers.mesh import StructuredGrid
+from solvers.run.simulation import Simulation
 
 CAVITY = {"x_lo": "wall", "x_hi": "wall", "y_lo": "wall", "y_hi": {"wall": 1.0}}
 STEADY_TOLERANCE = 1e-3

@@ -39,29 +39,24 @@ import inspect
 import statistics
 import sys
 import time
-from pathlib import Path
 
+import bench_linalg_report as report_text
+import benchrun
+import ceilings
+import devicetime
 import numpy as np
 import scipy.sparse as sp
+from linalg_matrices import box_27pt, irregular, laplacian_7pt
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path[:0] = [str(ROOT), str(ROOT / "scripts")]
-
-import bench_linalg_report as report_text  # noqa: E402
-import benchrun  # noqa: E402
-import ceilings  # noqa: E402
-import devicetime  # noqa: E402
-from linalg_matrices import box_27pt, irregular, laplacian_7pt  # noqa: E402
-
-from solvers.backend import get_backend  # noqa: E402
-from solvers.linalg import (  # noqa: E402
+from solvers.backend import get_backend
+from solvers.linalg import (
     ConjugateGradient,
     CsrMatrix,
     SellMatrix,
     StencilLaplacian,
 )
-from solvers.linalg.multigrid import GeometricMultigrid  # noqa: E402
-from solvers.linalg.refinement import IterativeRefinement  # noqa: E402
+from solvers.linalg.multigrid import GeometricMultigrid
+from solvers.linalg.refinement import IterativeRefinement
 
 SIZES = {"default": "128,256", "small": "12,16"}
 RTOL = 1e-6

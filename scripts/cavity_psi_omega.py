@@ -1,7 +1,7 @@
 """An independent check of the lid-driven cavity reference: a stream-function/vorticity finite-
-difference solver (NumPy/SciPy, nothing from `solvers`) on (n + 1)^2 vertices, run to a steady
-state, and its centreline velocities against the Ghia, Ghia & Shin (1982) table that
-tests/test_incompressible_cavity.py uses.
+difference solver (NumPy/SciPy, no solver code from `solvers`) on (n + 1)^2 vertices, run to a
+steady state, and its centreline velocities against the Ghia, Ghia & Shin (1982) table
+(solvers/verification/ghia_cavity.py) that tests/test_fv_incompressible_cavity.py uses.
 
     python scripts/cavity_psi_omega.py 128      # about 2 minutes on one core
 
@@ -13,14 +13,12 @@ there is the table's, not the MAC scheme's.
 """
 
 import sys
-from pathlib import Path
 
 import numpy as np
 import scipy.sparse as sp
 import scipy.sparse.linalg as spla
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
-from test_incompressible_cavity import GHIA_U, GHIA_V, GHIA_X, GHIA_Y  # noqa: E402
+from solvers.verification.ghia_cavity import GHIA_U, GHIA_V, GHIA_X, GHIA_Y
 
 
 def steady_cavity(n, nu=0.01, lid=1.0, end=40.0):

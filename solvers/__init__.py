@@ -6,8 +6,8 @@
     run.fields["rho"]
 """
 
-from .cases import CaseError
+from .cases import CaseError, solver_class
 from .run.runner import load_case
-from .solver import RunError, solver_class
+from .solver import RunError
 
 __all__ = ["load_case", "CaseError", "RunError", "solver_class"]

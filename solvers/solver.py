@@ -2,7 +2,8 @@
 writers and sweeps may use of one.
 
 A solver has
-    name            class attribute; solvers are found by it (`solver_class(name)`)
+    name            class attribute; the case adapter whose SOLVER it is makes it findable by
+                    name (`solvers.solver_class(name)`)
     backend, dtype  the Backend it runs on and its float type, resolved once (`_platform`)
     precision       "fp32" or "fp64"
     mesh            a StructuredGrid or an unstructured Mesh
@@ -24,8 +25,6 @@ from dataclasses import dataclass, field
 
 from .backend import get_backend
 from .precision import real_dtype
-
-_REGISTRY = {}
 
 
 class RunError(RuntimeError):
@@ -56,26 +55,12 @@ class Report:
     figures: dict
 
 
-def solver_class(name):
-    """The solver class whose `name` is `name` (its module must have been imported)."""
-    try:
-        return _REGISTRY[name]
-    except KeyError:
-        raise ValueError(f"no solver named '{name}' (known: {', '.join(sorted(_REGISTRY))})") \
-            from None
-
-
 class Solver:
     """The part every solver shares; subclass TimeDependentSolver or SteadySolver."""
 
     name = None
     field_names = ()
     scheme = {}
-
-    def __init_subclass__(cls, **kwargs):
-        super().__init_subclass__(**kwargs)
-        if cls.__dict__.get("name"):
-            _REGISTRY[cls.name] = cls
 
     def _platform(self, backend, precision):
         """Resolve the backend (a name or a Backend) and the precision, once per solver."""

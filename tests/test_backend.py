@@ -5,6 +5,7 @@ import numpy as np
 import pytest
 
 from solvers.backend import BackendError, CaptureError, get_backend
+from solvers.backend import clock as device_clock
 from solvers.backend.clock import DeviceClock
 from solvers.backend.cuda import cuda_available
 from solvers.fv.euler import EulerSolver
@@ -26,7 +27,7 @@ def test_cuda_without_gpu_is_an_error_not_a_fallback():
 
 
 def _clock_kernels(backend, dtype=np.float32):
-    return backend.module("control.cu", dtype)
+    return backend.module(device_clock.SOURCE, dtype, device_clock.kernel_defines())
 
 
 def test_bind_checks_argument_types():
@@ -112,3 +113,30 @@ def test_non_finite_state_sets_the_divergence_flag(backend_name):
     solver.step()
     reading = solver.clock.read()
     assert reading.diverged and reading.dt == 0.0 and reading.steps == 0
+
+
+def test_a_kernel_outside_the_package_compiles_from_its_path(tmp_path):
+    """A pathlib.Path source: its includes resolve in its own folder first, then in
+    raw_kernels/core/ (prelude.h, clock.h); a missing header names the chain."""
+    (tmp_path / "scale.h").write_text("#pragma once\n"
+                                      "DEVICE real scaled(real x) { return R(3) * x; }\n")
+    source = tmp_path / "scale.cu"
+    source.write_text('#include "prelude.h"\n#include "scale.h"\n#include "clock.h"\n'
+                      "KERNEL void scale(real* x, int n)\n{\n"
+                      "    const int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
+                      "    if (i < n) x[i] = scaled(x[i]) + R(CTRL_SIZE);\n}\n")
+    backend = get_backend("host")
+    x = backend.to_device(np.arange(5, dtype=np.float32))
+    backend.module(source, np.float32).scale(1, 8, x, 5)
+    np.testing.assert_array_equal(backend.to_host(x), 3 * np.arange(5) + device_clock.CTRL_SIZE)
+    (tmp_path / "broken.cu").write_text('#include "prelude.h"\n#include "nowhere.h"\n')
+    with pytest.raises(FileNotFoundError, match=r'broken\.cu: #include "nowhere\.h" is neither'):
+        backend.module(tmp_path / "broken.cu", np.float32)
+
+
+def test_package_sources_are_named_from_raw_kernels():
+    backend = get_backend("host")
+    with pytest.raises(FileNotFoundError, match="raw_kernels/fv/nothing.cu: no such kernel source"):
+        backend.module("fv/nothing.cu", np.float32)
+    with pytest.raises(ValueError, match="relative to raw_kernels/"):
+        backend.module("../scripts/kernels/euler_floor.cu", np.float32)

@@ -1,12 +1,11 @@
 """Fused finite-element assembly against an independent NumPy/SciPy assembly
-(tests/fe_independent.py): stiffness and mass matrices and load vectors for P1/P2 on
-triangles and tetrahedra, scalar and vector; the same bits on every run; the Poisson solution
-against spsolve of the independent system."""
+(solvers/verification/fe_independent.py): stiffness and mass matrices and load vectors for
+P1/P2 on triangles and tetrahedra, scalar and vector; the same bits on every run; the Poisson
+solution against spsolve of the independent system."""
 
 import numpy as np
 import pytest
 import scipy.sparse.linalg as spla
-from fe_independent import assemble, element_matrices
 
 from solvers.backend import get_backend
 from solvers.fe.assembly import Assembler, cells, sync_host
@@ -14,6 +13,7 @@ from solvers.fe.boundary import Dirichlet, dirichlet_values
 from solvers.fe.poisson import PoissonSolver
 from solvers.fe.space import FunctionSpace
 from solvers.mesh.generators import box, rectangle
+from solvers.verification.fe_independent import assemble, element_matrices
 
 # fp64 kernels against an fp64 reference: both sum the same exact element entries in other
 # orders, so they agree to a few ulps of the largest entry.

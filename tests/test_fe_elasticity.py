@@ -1,23 +1,24 @@
 """Linear elasticity (solvers/fe/elasticity.py): the patch test (a linear displacement is
 reproduced exactly, with its constant stress and von Mises value), manufactured-solution
 convergence rates of P1 and P2 in 2D (plane strain and plane stress) and 3D, with Dirichlet
-and traction conditions, errors by an independent quadrature (tests/fe_elasticity_independent
-.py); AMG with rigid body modes; bad inputs; cuda against host.
+and traction conditions, errors by an independent quadrature
+(solvers/verification/fe_elasticity_independent.py); AMG with rigid body modes; bad inputs;
+cuda against host.
 
 The rate tests run in fp64 so that the finest errors stay far above rounding and the CG
 tolerance (as in tests/test_fe_poisson.py)."""
 
 import numpy as np
 import pytest
-from fe_elasticity_independent import vector_errors
 from test_fe_assembly import distorted
 
 from solvers.fe.boundary import Dirichlet, Neumann, Robin
 from solvers.fe.elasticity import ElasticitySolver, lame_parameters
 from solvers.fe.stress import von_mises
-from solvers.fe.system import algebraic_multigrid
+from solvers.linalg.preconditioners import algebraic_multigrid
 from solvers.mesh.generators import box, rectangle, unit_cube, unit_square
 from solvers.mesh.unstructured import MeshError
+from solvers.verification.fe_elasticity_independent import vector_errors
 
 E, NU = 2.0, 0.3
 

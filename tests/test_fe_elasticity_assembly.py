@@ -1,14 +1,12 @@
-"""The fused elasticity form (raw_kernels/fe_assemble.cu) against an independent B-matrix
-assembly (tests/fe_elasticity_independent.py) for P1/P2 on triangles (plane strain and plane
-stress) and tetrahedra with per-material E and nu; symmetric to the last bit and the same bits
-every run; the solver's solution, with a body force, tractions and a roller, against spsolve of
-the independent system."""
+"""The fused elasticity form (raw_kernels/fe/assemble.cu) against an independent B-matrix
+assembly (solvers/verification/fe_elasticity_independent.py) for P1/P2 on triangles (plane
+strain and plane stress) and tetrahedra with per-material E and nu; symmetric to the last bit
+and the same bits every run; the solver's solution, with a body force, tractions and a roller,
+against spsolve of the independent system."""
 
 import numpy as np
 import pytest
 import scipy.sparse.linalg as spla
-from fe_elasticity_independent import plane_lame, stiffness_matrices
-from fe_independent import assemble, element_matrices
 from test_fe_assembly import TOL32, TOL64, distorted, relative
 
 from solvers.fe.assembly import Assembler, cells, sync_host
@@ -16,6 +14,8 @@ from solvers.fe.boundary import Dirichlet, Neumann
 from solvers.fe.elasticity import ElasticitySolver, lame_parameters
 from solvers.fe.space import FunctionSpace
 from solvers.mesh.generators import box, rectangle
+from solvers.verification.fe_elasticity_independent import plane_lame, stiffness_matrices
+from solvers.verification.fe_independent import assemble, element_matrices
 
 CASES = [("tri", "strain"), ("tri", "stress"), ("tet", None)]
 
@@ -54,7 +54,7 @@ def test_stiffness_equals_the_independent_b_matrix_assembly(backend_name, precis
                                *plane_lame(young, poisson, plane))
     expected = assemble(space.n, space.cell_dofs, local).toarray()
     assert relative(got.toarray(), expected) < (TOL64 if precision == "fp64" else TOL32)
-    # Bit symmetry: each pair of entries is computed by one expression (fe_assemble.cu).
+    # Bit symmetry: each pair of entries is computed by one expression (fe/assemble.cu).
     assert (got != got.T).nnz == 0
 
 

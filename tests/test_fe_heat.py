@@ -15,13 +15,13 @@ import pytest
 import scipy.linalg as sla
 import scipy.sparse as sp
 import scipy.sparse.linalg as spla
-from fe_independent import assemble, element_matrices, errors
 
 from solvers.fe import Dirichlet, Mesh, MeshError, Neumann, Robin, unit_cube, unit_square
 from solvers.fe.heat import HeatSolver
 from solvers.fe.poisson import PoissonSolver
 from solvers.fe.time_values import TimeFunction
 from solvers.run.simulation import Simulation
+from solvers.verification.fe_independent import assemble, element_matrices, errors
 
 
 def mode(x, y, t=0.0):
@@ -47,7 +47,7 @@ def rates(errors):
 
 
 def independent_matrices(space, coefficient=1.0):
-    """(M, K) of the space's cells by tests/fe_independent.py, dense."""
+    """(M, K) of the space's cells by solvers/verification/fe_independent.py, dense."""
     mesh = space.mesh
     coefficient = np.broadcast_to(coefficient, (mesh.ncells,))
     return [assemble(space.n, space.cell_dofs, element_matrices(
@@ -114,8 +114,8 @@ def two_materials():
 def test_one_step_equals_spsolve_of_the_independent_system(backend_name):
     """One Crank-Nicolson step of P2 with two materials (k and rho c), a source, Dirichlet
     (left), Neumann (right), Robin (top) and natural (bottom) conditions equals spsolve of
-    (M + dt/2 K) u1 = (M - dt/2 K) u0 + dt F assembled by tests/fe_independent.py: fp64, CG to
-    1e-12, so they agree to 1e-9 of u."""
+    (M + dt/2 K) u1 = (M - dt/2 K) u0 + dt F assembled by solvers/verification/fe_independent.py:
+    fp64, CG to 1e-12, so they agree to 1e-9 of u."""
     mesh = two_materials()
     k, rho_c = {"a": 1.0, "b": 3.0}, {"a": 2.0, "b": 0.5}
     dt, theta, alpha = 0.02, 0.5, 4.0

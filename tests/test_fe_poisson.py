@@ -1,6 +1,6 @@
 """Poisson / steady heat: manufactured-solution convergence rates of P1 and P2 in 2D and 3D
-(L2 and H1 errors by an independent quadrature, tests/fe_independent.py), with Dirichlet,
-Neumann and Robin conditions and two materials; cuda against host.
+(L2 and H1 errors by an independent quadrature, solvers/verification/fe_independent.py), with
+Dirichlet, Neumann and Robin conditions and two materials; cuda against host.
 
 The rate tests run in fp64: the finest meshes' errors (P2 3D L2 ~1e-5) must be far above the
 solver's rounding and CG tolerance for the fitted slope to measure discretisation alone, which
@@ -8,11 +8,11 @@ fp32 (relative rounding ~1e-6 amplified by the condition number) does not guaran
 
 import numpy as np
 import pytest
-from fe_independent import errors
 
 from solvers.fe.boundary import Dirichlet, Neumann, Robin
 from solvers.fe.poisson import PoissonSolver
 from solvers.mesh.generators import unit_cube, unit_square
+from solvers.verification.fe_independent import errors
 
 K_LEFT, K_RIGHT = 1.0, 1.0  # equal: the manufactured solution is smooth across x = 0.5
 

@@ -1,14 +1,16 @@
 """The interface both backends implement, and the parts they share.
 
-A backend owns device memory, compiles raw_kernels/ sources into modules, binds kernels to
-their launch arguments, and captures a sequence of bound launches into a graph that can be
-replayed. While capturing, allocating memory or reading device data back to the host is an
-error on every backend, so a step that would break CUDA stream capture fails in CI too.
+A backend owns device memory, compiles kernel sources (raw_kernels/) into modules, binds
+kernels to their launch arguments, and captures a sequence of bound launches into a graph that
+can be replayed. While capturing, allocating memory or reading device data back to the host is
+an error on every backend, so a step that would break CUDA stream capture fails in CI too.
 """
+
+from pathlib import Path
 
 import numpy as np
 
-from .source import define_flags, load_source, parse_signatures
+from .source import define_flags, load_source, parse_signatures, source_name
 
 
 class BackendError(RuntimeError):
@@ -129,15 +131,19 @@ class Backend:
         self._fill(array, array.dtype.type(value))
 
     # -- kernels -----------------------------------------------------------------------------
-    def module(self, filename, real_dtype, defines=None):
-        """Compile raw_kernels/<filename> with `real` = real_dtype and the given defines."""
+    def module(self, source, real_dtype, defines=None):
+        """Compile a kernel source with `real` = real_dtype and the given defines. source: a
+        path relative to raw_kernels/ ("fv/euler.cu"), or a pathlib.Path to a file outside the
+        package (a script's kernel; its includes resolve as a package source's do)."""
         defines = dict(defines or {})
         defines["REAL_BITS"] = real_bits(real_dtype)
-        key = (filename, tuple(define_flags(defines)))
+        name = source_name(source)
+        key = (str(source.resolve()) if isinstance(source, Path) else source,
+               tuple(define_flags(defines)))
         if key not in self._modules:
-            source = load_source(filename)
-            signatures = parse_signatures(source)
-            functions = self._compile(filename, source, signatures, define_flags(defines))
+            text = load_source(source)
+            signatures = parse_signatures(text)
+            functions = self._compile(name, text, signatures, define_flags(defines))
             kernels = [Kernel(self, sig, real_dtype, functions[sig.name]) for sig in signatures]
             self._modules[key] = Module(kernels)
         return self._modules[key]
@@ -193,7 +199,9 @@ class Backend:
     def _fill(self, array, value):
         raise NotImplementedError
 
-    def _compile(self, filename, source, signatures, flags):
+    def _compile(self, name, source, signatures, flags):
+        """{kernel name: function} of the expanded source text; name (source_name) is for
+        messages and cache file names."""
         raise NotImplementedError
 
     def bind_launch(self, kernel, grid, block, args):

@@ -1,27 +1,42 @@
 """The simulated clock of an explicit solver, kept in device memory.
 
 A solver leaves in `rates` one partial maximum of the stability rate (largest stable 1/dt) per
-block of its last kernel; a step starts with `finish_dt` (raw_kernels/control.cu), which turns
-them into dt, clips it to the stop time and advances t. It also flips `parity` (an int on the
-device) with every step taken, for solvers that alternate their state between two buffers. The
-host reads the clock only between graph replays.
+block of its last kernel; a step starts with `finish_dt` (raw_kernels/core/control.cu), which
+turns them into dt, clips it to the stop time and advances t. It also flips `parity` (an int on
+the device) with every step taken, for solvers that alternate their state between two buffers.
+The host reads the clock only between graph replays. The layout of the clock's `ctrl` array is
+defined once, in raw_kernels/core/clock.h, and read from there.
 """
 
 from dataclasses import dataclass
 
 import numpy as np
 
-CTRL_T, CTRL_DT, CTRL_T_STOP, CTRL_STEPS, CTRL_STATUS = range(5)
-CTRL_SIZE = 8
-RATE_BLOCK = 256  # threads per block of the rate kernels
+from .source import integer_defines
+
+SOURCE = "core/control.cu"
+LAYOUT = "core/clock.h"
+CTRL_T, CTRL_DT, CTRL_T_STOP, CTRL_STEPS, CTRL_STATUS, CTRL_SIZE = (
+    integer_defines(LAYOUT)[name]
+    for name in ("CTRL_T", "CTRL_DT", "CTRL_T_STOP", "CTRL_STEPS", "CTRL_STATUS", "CTRL_SIZE"))
+RATE_BLOCK = 256  # threads per block of the rate kernels (a solver passes it to its kernels)
 FINISH_THREADS = 1024  # most threads of finish_dt's one block (8192^2 Euler: ~10^4 partials)
+
+
+def kernel_defines():
+    return {"FINISH_THREADS": FINISH_THREADS}
+
+
+def compiled_kernels():
+    """Every (source, defines) this module compiles (REAL_BITS aside): control.cu."""
+    yield SOURCE, kernel_defines()
 
 
 def finish_threads(partials):
     """Threads of finish_dt's block: a power of two from 32 up, about one a partial (each of the
-    first 32 threads folds threads / 32 values). With the clock read before the reduction, this
-    took finish_dt from 2.23 to 1.99 us in a graph on an H200 for the 333 partials of a 256^2
-    Euler grid (2.35 to 2.24 us for 1258, 3.11 to 3.00 us for 5372)."""
+    first 32 threads folds threads / 32 values): a small grid's few partials are not spread
+    over a block mostly idle, which shortens the reduction where finish_dt is a visible part of
+    a step (measurements: docs/performance.md)."""
     return min(FINISH_THREADS, max(32, 1 << (int(partials) - 1).bit_length()))
 
 
@@ -50,7 +65,7 @@ class DeviceClock:
         self.partials = int(partials)
         self.rates = backend.zeros((self.partials,), real_dtype)
         self.parity = backend.zeros((1,), np.int32)
-        kernels = backend.module("control.cu", real_dtype)
+        kernels = backend.module(SOURCE, real_dtype, kernel_defines())
         self._finish = kernels.finish_dt.bind(1, finish_threads(partials), self.rates,
                                               self.partials, self.ctrl, self.dt, self.parity, cfl)
 

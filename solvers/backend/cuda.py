@@ -6,9 +6,10 @@ from .cuda_loop import ConditionalLoops, unavailable_reason
 from .host import cache_dir
 
 # Division and square root in float are the approximate instructions (at most 2 ulp instead
-# of IEEE round-to-nearest; measured 27% faster for the first 2D Euler stage kernel on an H200;
-# the Euler kernel now also calls prelude.h's single-instruction approx_* explicitly). Double
-# precision is unaffected; the host backend computes IEEE results.
+# of IEEE round-to-nearest): a few instructions in place of a long IEEE sequence, which counts
+# in kernels bound by instruction issue such as the Euler stages (measurement:
+# docs/performance.md); the Euler kernel also calls prelude.h's single-instruction approx_*
+# explicitly. Double precision is unaffected; the host backend computes IEEE results.
 NVRTC_FLAGS = ("-std=c++17", "--prec-div=false", "--prec-sqrt=false")
 
 
@@ -81,12 +82,12 @@ class CudaBackend(Backend):
         with self.stream:
             array.fill(value)
 
-    def _compile(self, filename, source, signatures, flags):
+    def _compile(self, name, source, signatures, flags):
         try:
             module = self.cupy.RawModule(code=source, options=NVRTC_FLAGS + tuple(flags))
             return {sig.name: module.get_function(sig.name) for sig in signatures}
         except self.cupy.cuda.compiler.CompileException as error:
-            message = f"NVRTC compile of raw_kernels/{filename} failed:\n{error}"
+            message = f"NVRTC compile of {name} failed:\n{error}"
             raise BackendError(message) from None
 
     def bind_launch(self, kernel, grid, block, args):

@@ -3,8 +3,8 @@ built through cuda-bindings while CuPy captures a step.
 
 The node is added to the graph being captured on the backend's stream; the loop body is
 captured into the node's child graph from a second stream, followed by one tiny kernel
-(raw_kernels/graph_loop.cu) that sets the node's condition from a flag in device memory. One
-replay of the outer graph then runs the loop to its end with no host round trip.
+(raw_kernels/core/graph_loop.cu) that sets the node's condition from a flag in device memory.
+One replay of the outer graph then runs the loop to its end with no host round trip.
 """
 
 import hashlib
@@ -12,9 +12,18 @@ import hashlib
 import numpy as np
 
 from .base import BackendError
-from .source import kernel_dir
+from .source import load_source, source_name
 
 CONDITIONAL_NODES_DRIVER = 12040  # CUDA 12.4: the first driver with conditional WHILE nodes
+SOURCE = "core/graph_loop.cu"
+CONDITION_KERNEL = "set_loop_condition"
+NVRTC_OPTIONS = ("-std=c++17",)  # and --gpu-architecture
+
+
+def cuda_only_kernels():
+    """The CUDA-only source this module compiles (outside the kernel dialect: no host build,
+    no defines, no REAL_BITS), with the kernels it must hold: for the NVRTC compile check."""
+    yield SOURCE, {CONDITION_KERNEL}
 
 
 def driver_module():
@@ -62,7 +71,7 @@ class ConditionalLoops:
         """Compile and load set_loop_condition (PTX from NVRTC, loaded through the driver JIT)
         before a capture needs it."""
         if self._condition is None:
-            source = (kernel_dir() / "graph_loop.cu").read_text()
+            source = load_source(SOURCE)
             arch = f"compute_{self.cupy.cuda.Device().compute_capability}"
             key = hashlib.sha256(f"{arch}\n{source}".encode()).hexdigest()[:16]
             path = self.cache / f"graph_loop-{key}.ptx"
@@ -72,15 +81,15 @@ class ConditionalLoops:
                 temporary.write_text(self._ptx(source, arch))
                 temporary.replace(path)
             module = self.cupy.RawModule(path=str(path))
-            self._condition = module.get_function("set_loop_condition")
+            self._condition = module.get_function(CONDITION_KERNEL)
 
     def _ptx(self, source, arch):
         nvrtc = self.cupy.cuda.nvrtc
-        program = nvrtc.createProgram(source, "graph_loop.cu", [], [])
+        program = nvrtc.createProgram(source, SOURCE, [], [])
         try:
-            nvrtc.compileProgram(program, [f"--gpu-architecture={arch}", "-std=c++17"])
+            nvrtc.compileProgram(program, [f"--gpu-architecture={arch}", *NVRTC_OPTIONS])
         except nvrtc.NVRTCError:
-            raise BackendError("NVRTC compile of raw_kernels/graph_loop.cu failed:\n"
+            raise BackendError(f"NVRTC compile of {source_name(SOURCE)} failed:\n"
                                + nvrtc.getProgramLog(program)) from None
         ptx = nvrtc.getPTX(program)
         return ptx.decode() if isinstance(ptx, bytes) else ptx

@@ -90,11 +90,11 @@ extern "C" void launch_{sig.name}(const unsigned* grid, const unsigned* block, v
     return "\n".join(parts) + "\n"
 
 
-def build_library(filename, text, flags):
+def build_library(name, text, flags):
     """Compile `text` to a shared library in the cache (once) and return its path."""
     command = [compiler(), *CXX_FLAGS, *flags]
     key = hashlib.sha256("\n".join([text, *command, compiler_version(), cpu_name()]).encode())
-    stem = Path(filename).stem
+    stem = Path(name).stem
     path = cache_dir() / "host" / f"{stem}-{key.hexdigest()[:24]}.so"
     if path.exists():
         return path
@@ -106,7 +106,7 @@ def build_library(filename, text, flags):
         result = subprocess.run([*command, str(src), "-o", str(out)],
                                 capture_output=True, text=True, check=False)
         if result.returncode != 0:
-            raise BackendError(f"host compile of raw_kernels/{filename} failed:\n{result.stderr}")
+            raise BackendError(f"host compile of {name} failed:\n{result.stderr}")
         os.replace(out, path)  # atomic: a concurrent run sees the whole library or none
     return path
 
@@ -190,9 +190,9 @@ class HostBackend(Backend):
     def _fill(self, array, value):
         array.fill(value)
 
-    def _compile(self, filename, source, signatures, flags):
+    def _compile(self, name, source, signatures, flags):
         text = source + "\n" + launcher_source(signatures)
-        library = ctypes.CDLL(str(build_library(filename, text, flags)))
+        library = ctypes.CDLL(str(build_library(name, text, flags)))
         self._libraries.append(library)
         functions = {}
         for sig in signatures:

@@ -7,12 +7,12 @@ from ..fv.euler import (
     LIMITERS,
     RECONSTRUCTIONS,
     RIEMANN_SOLVERS,
-    SIDES,
     TIME_INTEGRATORS,
-    BoundaryError,
     EulerSolver,
     parse_boundary,
 )
+from ..fv.sides import SIDES
+from . import structured
 from .schema import REQUIRED, CaseError, Key
 from .structured import MESH, grid_of
 
@@ -51,12 +51,7 @@ SECTIONS = {
 
 def boundary_of(case, grid):
     """The grid's {side: spec}; a one-line CaseError for a wrong or missing side."""
-    given = {side: spec for side, spec in case.data["boundary"].items() if spec is not None}
-    try:
-        parse_boundary(given, grid.ndim)
-    except BoundaryError as error:
-        raise case.error("boundary", error.side, error.reason) from None
-    return given
+    return structured.boundary_of(case, grid, parse_boundary)
 
 
 def initial_fields(case, grid):
@@ -91,9 +86,7 @@ def check(case):
     fields = initial_fields(case, grid)
     if grid.ndim == 1 and np.any(fields["vy"] != 0):
         raise case.error("initial", "vy", "a 1D grid has no y velocity")
-    cfl = case.data["scheme"]["cfl"]
-    if cfl > 1:
-        raise case.error("scheme", "cfl", f"expected a value in (0, 1], got {cfl}")
+    structured.check_cfl(case)
 
 
 def build(case):

@@ -4,8 +4,8 @@ import numpy as np
 
 from ..expressions import ExpressionError, evaluate
 from ..fv.incompressible.boundary import SIDES, BoundaryError, parse_boundaries
-from ..fv.incompressible.pressure import PRECONDITIONERS
 from ..fv.incompressible.solver import ADVECTION, IncompressibleSolver
+from ..linalg.preconditioners import choices, help_text
 from . import structured
 from .schema import REQUIRED, CaseError, Key
 
@@ -37,9 +37,9 @@ SECTIONS = {
                              "0.1 reference_length / reference_velocity)"),
     },
     "pressure": {
-        "preconditioner": Key("choice", "multigrid", choices=PRECONDITIONERS,
-                              help="of the pressure CG: multigrid (geometric, or algebraic with "
-                              "a periodic axis) or jacobi"),
+        "preconditioner": Key("choice", "multigrid", choices=choices("multigrid"),
+                              help="of the pressure CG. " + help_text(
+                                  "multigrid", "geometric, or algebraic with a periodic axis")),
         "rtol": Key("float", 1e-6, minimum=0, exclusive_minimum=True,
                     help="relative residual of the pressure solve, |r| <= rtol |div u*|"),
         "divergence": Key("float", 1e-6, minimum=0, exclusive_minimum=True,
@@ -47,7 +47,7 @@ SECTIONS = {
                           "below this times reference_velocity / reference_length"),
         "max_iterations": Key("int", None, minimum=1,
                               help="iteration cap of one pressure solve (default: 200 with "
-                              "multigrid, 20 max(nx, ny) with jacobi)"),
+                              "multigrid or amg, 20 max(nx, ny) with jacobi or none)"),
     },
     "initial": {
         "u": Key("expr", 0.0, help="x velocity: a number or an expression of x, y (at the "

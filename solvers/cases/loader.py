@@ -30,6 +30,14 @@ def adapters():
     return dict(sorted(found.items()))
 
 
+def solver_class(name):
+    """The solver class called `name`: the SOLVER of its adapter."""
+    known = adapters()
+    if name not in known:
+        raise ValueError(f"no solver named '{name}' (known: {', '.join(known)})")
+    return known[name].SOLVER
+
+
 def schema_of(adapter):
     """The sections of a case of this adapter's solver: the common ones, replaced or dropped
     by the adapter's, and physics.solver naming every known solver."""

@@ -7,7 +7,8 @@ import numpy as np
 
 from ..expressions import ExpressionError, evaluate
 from ..fe.boundary import Dirichlet, Neumann, Robin
-from ..fe.poisson import PRECONDITIONERS, PoissonSolver
+from ..fe.poisson import PoissonSolver
+from ..linalg.preconditioners import choices, help_text
 from ..mesh.generators import box, rectangle
 from ..mesh.meshio_reader import read_mesh
 from ..mesh.unstructured import MeshError
@@ -50,8 +51,9 @@ SECTIONS = {
                      "a (u0 - u)"),
     },
     "solver": {
-        "preconditioner": Key("choice", "amg", choices=PRECONDITIONERS,
-                              help="CG preconditioner: algebraic multigrid, Jacobi or none"),
+        "preconditioner": Key("choice", "amg", choices=choices("amg"),
+                              help="CG preconditioner. " + help_text(
+                                  "amg", "the same as amg here (an assembled matrix)")),
         "rtol": Key("float", 1e-6, minimum=0, exclusive_minimum=True,
                     help="CG stops at ||b - A u|| <= rtol ||b||"),
         "maxiter": Key("int", None, minimum=1, help="CG iteration limit (default 10 n)"),

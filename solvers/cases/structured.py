@@ -1,5 +1,7 @@
-"""The [mesh] section of solvers on uniform structured grids, and the grid it describes."""
+"""The [mesh] section of solvers on uniform structured grids, the grid it describes, and the
+checked boundary table of its sides."""
 
+from ..fv.sides import BoundaryError
 from ..mesh import StructuredGrid
 from .schema import REQUIRED, Key
 
@@ -25,3 +27,21 @@ def grid_of(case, ndims=(1, 2)):
     if ndim == 1:
         return StructuredGrid(mesh["nx"], x=mesh["x"])
     return StructuredGrid(mesh["nx"], x=mesh["x"], ny=mesh["ny"], y=mesh["y"])
+
+
+def boundary_of(case, grid, parse):
+    """The case's {side: spec} of the grid's sides, checked by the solver's `parse(specs,
+    ndim)`; its BoundaryError becomes a one-line CaseError naming the side."""
+    given = {side: spec for side, spec in case.data["boundary"].items() if spec is not None}
+    try:
+        parse(given, grid.ndim)
+    except BoundaryError as error:
+        raise case.error("boundary", error.side, error.reason) from None
+    return given
+
+
+def check_cfl(case):
+    """An explicit scheme's [scheme] cfl must be in (0, 1] (the schema checks > 0)."""
+    cfl = case.data["scheme"]["cfl"]
+    if cfl > 1:
+        raise case.error("scheme", "cfl", f"expected a value in (0, 1], got {cfl}")

@@ -5,21 +5,25 @@ solver, the transient heat solver and linear elasticity.
     from solvers.fe import unit_square, FunctionSpace, Assembler, PoissonSolver, Dirichlet
 """
 
+from ..linalg.preconditioners import algebraic_multigrid
 from ..mesh.generators import box, quadrilateral, rectangle, unit_cube, unit_square
 from ..mesh.meshio_reader import from_meshio, read_mesh
 from ..mesh.unstructured import Mesh, MeshError
 from .assembly import Assembler, BilinearForm, Elements, LoadForm, cells, facets, sync_host
 from .boundary import Dirichlet, Neumann, Robin, dirichlet_values
+from .diffusion import Diffusion
 from .elasticity import ElasticitySolver
 from .heat import HeatSolver
+from .operator import AssembledOperator
 from .poisson import PoissonSolver
 from .space import FunctionSpace
-from .system import DirichletSystem, algebraic_multigrid, axpby
+from .steady import SteadyFESolver
+from .system import DirichletSystem, axpby
 from .time_values import TimeFunction
 
-__all__ = ["Assembler", "BilinearForm", "Dirichlet", "DirichletSystem", "ElasticitySolver",
-           "Elements", "quadrilateral",
-           "FunctionSpace", "HeatSolver", "LoadForm", "Mesh", "MeshError", "Neumann",
-           "PoissonSolver", "Robin", "TimeFunction", "algebraic_multigrid", "axpby", "box", "cells",
-           "dirichlet_values", "facets", "from_meshio", "read_mesh", "rectangle", "sync_host",
-           "unit_cube", "unit_square"]
+__all__ = ["AssembledOperator", "Assembler", "BilinearForm", "Diffusion", "Dirichlet",
+           "DirichletSystem", "ElasticitySolver", "Elements", "FunctionSpace", "HeatSolver",
+           "LoadForm", "Mesh", "MeshError", "Neumann", "PoissonSolver", "Robin",
+           "SteadyFESolver", "TimeFunction", "algebraic_multigrid", "axpby", "box", "cells",
+           "dirichlet_values", "facets", "from_meshio", "quadrilateral", "read_mesh",
+           "rectangle", "sync_host", "unit_cube", "unit_square"]

@@ -1,4 +1,4 @@
-"""Fused finite-element assembly on a backend (raw_kernels/fe_assemble.cu).
+"""Fused finite-element assembly on a backend (raw_kernels/fe/assemble.cu).
 
     assembler = Assembler(space, backend="auto", precision="fp32")
     A = assembler.matrix()                                  # CsrMatrix, values zero
@@ -17,7 +17,7 @@ allocation, no host access) so a time step can reassemble inside a CUDA graph.
 
 Element sets: cells(space) (coefficients per cell) or facets(space, names) (per boundary
 facet, for Neumann and Robin integrals). Forms: FORMS below; a new form is a kernel in
-fe_assemble.cu with fe_mass's signature plus its reference tensor in reference.py.
+fe/assemble.cu with fe_mass's signature plus its reference tensor in reference.py.
 """
 
 from dataclasses import dataclass
@@ -30,7 +30,7 @@ from ..precision import real_dtype
 from .pattern import SparsityPattern, vector_map
 from .reference import elasticity_reference, mass_reference, stiffness_reference
 
-SOURCE = "fe_assemble.cu"
+SOURCE = "fe/assemble.cu"
 THREADS = 256
 # Form name -> (kernel, reference tensor of (vertices, degree)).
 FORMS = {"mass": ("fe_mass", mass_reference),
@@ -49,11 +49,12 @@ def defines(gdim, tdim, degree, components):
     return {"GDIM": gdim, "TDIM": tdim, "NLOC": nloc, "NCOMP": components}
 
 
-def kernel_variants():
-    """Every compilation of fe_assemble.cu: cells and facets, P1/P2, scalar and vector."""
+def compiled_kernels():
+    """Every (source, defines) this module compiles (REAL_BITS aside): assemble.cu for cells
+    and facets, P1/P2, scalar and vector."""
     for gdim, tdim, degree in ELEMENT_KINDS:
         for components in (1, gdim):
-            yield defines(gdim, tdim, degree, components)
+            yield SOURCE, defines(gdim, tdim, degree, components)
 
 
 @dataclass(frozen=True)

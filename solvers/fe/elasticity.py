@@ -20,25 +20,23 @@ uses lambda* = 2 lambda mu / (lambda + 2 mu) (sigma_zz = 0), plane strain the 3D
 (eps_zz = 0). 2D meshes need plane; 3D meshes take none.
 
 Steps, on the device after setup: the elasticity form over the cells (one fused kernel,
-fe_assemble.cu), the loads of the nodal body force and tractions, the symmetric Dirichlet
-elimination (system.py), then CG preconditioned by smoothed-aggregation AMG built on whole
-nodes with the rigid body modes as near-nullspace, or by Jacobi. Stresses: stress.py.
+fe/assemble.cu), the loads of the nodal body force and tractions, the symmetric Dirichlet
+elimination (system.py), then CG with a preconditioner of the project's table
+(solvers.linalg.preconditioners): "amg" (or "multigrid", the same here) is smoothed-aggregation
+AMG built on whole nodes with the rigid body modes as near-nullspace; "jacobi" or "none".
+Assembly, system and solve: steady.py; stresses: stress.py.
 """
 
 from types import SimpleNamespace
 
 import numpy as np
 
-from ..linalg import ConjugateGradient
-from ..solver import SteadySolver
-from .assembly import Assembler, cells, facets
-from .boundary import dirichlet_values, nodal, split
-from .poisson import PoissonSolver
-from .space import FunctionSpace
+from .assembly import cells, facets
+from .boundary import nodal
+from .operator import AssembledOperator
+from .steady import SteadyFESolver
 from .stress import vertex_stress, von_mises
-from .system import DirichletSystem, algebraic_multigrid
 
-PRECONDITIONERS = ("amg", "jacobi", "none")
 PLANES = ("strain", "stress")
 DEFORMATION_SCALE = 0.1  # the plot's largest displacement, as a fraction of the mesh extent
 
@@ -87,16 +85,13 @@ def nodal_vector(value, points, what):
     return np.stack([nodal(v, points) for v in value], axis=1).ravel()
 
 
-class ElasticitySolver(SteadySolver):
+class ElasticitySolver(SteadyFESolver):
     name = "elasticity"
 
     def __init__(self, mesh, degree=1, young=None, poisson=None, default_young=1.0,
                  default_poisson=0.3, plane=None, body_force=None, boundary=None,
                  preconditioner="amg", rtol=1e-8, maxiter=None, renumber=True,
                  backend="auto", precision="fp32"):
-        if preconditioner not in PRECONDITIONERS:
-            raise ValueError(f"preconditioner must be one of {', '.join(PRECONDITIONERS)}, "
-                             f"got {preconditioner!r}")
         d = mesh.dim
         if (plane is None) != (d == 3) or plane not in (None, *PLANES):
             expected = "none (3D)" if d == 3 else "'strain' or 'stress'"
@@ -106,86 +101,36 @@ class ElasticitySolver(SteadySolver):
             check_material(name, young.get(name, default_young),
                            poisson.get(name, default_poisson))
         check_material("default", default_young, default_poisson)
-        boundary = dict(boundary or {})
-        mesh.require_boundaries(list(boundary))
-        dirichlet, neumann, robin = split(boundary)
+        dirichlet, neumann, robin = self._setup(mesh, degree, d, boundary, preconditioner,
+                                                rtol, maxiter, renumber, backend, precision)
         if robin:
             raise ValueError(f"boundary '{next(iter(robin))}': elasticity takes Dirichlet and "
                              "Neumann (traction) conditions, not Robin")
-        self.mesh = mesh
         self.plane = plane
-        self.rtol, self.maxiter = rtol, maxiter
-        self.preconditioner_name = preconditioner
-        self.u = self.info = self._cg = None
-        self._platform(backend, precision)
-        self.space = space = FunctionSpace(mesh, degree, d, renumber=renumber)
-        a = self.assembler = Assembler(space, self.backend, precision)
         self.lame = np.stack(lame_parameters(mesh.cell_material_values(young, default_young),
                                              mesh.cell_material_values(poisson,
                                                                        default_poisson),
                                              plane), axis=1)
         self.field_names = ("displacement", *("ux", "uy", "uz")[:d], "magnitude", "von_mises")
-        self.scheme = {"element": f"P{degree}", "cell": mesh.cell_type, "plane": plane,
-                       "dofs": space.n, "nonzeros": a.pattern.nnz,
-                       "preconditioner": preconditioner, "rtol": rtol}
 
-        full = self.full_values = a.values()
-        self.matrix_launches = [a.bilinear("elasticity", cells(space), self.lame).bind(full)]
-
-        # Right-hand side: the body force over the cells (overwrites b), tractions over the
-        # Neumann facets (add), each from interleaved nodal values.
-        self.b = a.vector()
-        self.rhs_launches = []
-        self.sources = []  # the device nodal vectors the loads read (body force first)
-        points = space.node_points
-        force = (0.0,) * d if body_force is None else body_force
-        self._add_load(cells(space), nodal_vector(force, points, "body force"), add=False)
+        # -div sigma(u) = f: the elasticity form over the cells; the body force f over the
+        # cells and the tractions sigma n over the Neumann facets, from interleaved nodal
+        # values; u = g on the Dirichlet sides.
+        space, points = self.space, self.space.node_points
+        op = self.operator = AssembledOperator(self.assembler)
+        op.add_form("elasticity", cells(space), self.lame)
+        op.add_load(cells(space), nodal_vector((0.0,) * d if body_force is None else body_force,
+                                               points, "body force"))
         for name, condition in neumann.items():
-            self._add_load(facets(space, [name]),
-                           nodal_vector(condition.flux, points, f"traction on '{name}'"))
+            op.add_load(facets(space, [name]),
+                        nodal_vector(condition.flux, points, f"traction on '{name}'"))
+        self._impose(dirichlet)
+        self.scheme = self._scheme(plane=plane)
 
-        dofs, values = dirichlet_values(space, dirichlet)
-        self.system = DirichletSystem(a, full, dofs)
-        self.system.set_values(values)
-        self.rhs_launches.append(self.system.bind_rhs(self.b))
-        self.assemble()
-
-    # The matrix launches, the Dirichlet cut and host copy, then the right-hand side launches:
-    # the same steps on the same attributes as Poisson's.
-    assemble = PoissonSolver.assemble
-
-    def _add_load(self, elements, host_values, add=True):
-        f = self.assembler.device(host_values, self.dtype)
-        self.sources.append(f)
-        self.rhs_launches.append(self.assembler.linear(elements).bind(f, self.b, add))
-
-    def preconditioner(self):
-        """The CG preconditioner: AMG on whole nodes with the rigid body modes, Jacobi or
-        none."""
-        if self.preconditioner_name == "amg":
-            return algebraic_multigrid(self.system.matrix,
-                                       near_nullspace=rigid_body_modes(self.space.node_points),
-                                       block_size=self.mesh.dim)
-        return "jacobi" if self.preconditioner_name == "jacobi" else None
-
-    @property
-    def dofs(self):
-        return self.space.n
-
-    def failure_message(self, info):
-        return (f"the linear solve did not converge ({info.status} after {info.iterations} "
-                f"iterations, relative residual {info.residual:.3g}); raise solver.maxiter or "
-                "rtol, or use the amg preconditioner")
-
-    def solve(self):
-        """CG from u = 0 on the assembled system (the solver and its preconditioner are built
-        at the first call); returns (u host array, SolveInfo)."""
-        if self._cg is None:
-            self._cg = ConjugateGradient(self.system.matrix, self.preconditioner(),
-                                         rtol=self.rtol, maxiter=self.maxiter)
-        x, self.info = self._cg.solve(self.backend.to_host(self.b))
-        self.u = self.backend.to_host(x).astype(np.float64)
-        return self.u, self.info
+    def preconditioner_options(self):
+        """AMG on whole nodes (block size dim) with the rigid body modes as near-nullspace."""
+        return {"near_nullspace": rigid_body_modes(self.space.node_points),
+                "block_size": self.mesh.dim}
 
     def stress(self):
         """(npoints, 3, 3) stress at the mesh vertices (stress.py) of the last solve."""

@@ -10,7 +10,7 @@ Robin conditions on named boundaries, k and rho c per material, and the theta sc
     solver.clock.read().t        # the device clock, read between steps
     solver.fields()              # {"u": values at the mesh vertices (, "exact", "error")}
 
-A time step, all on the device (raw_kernels/fe_heat.cu), is one captured graph when driven by
+A time step, all on the device (raw_kernels/fe/heat.cu), is one captured graph when driven by
 solvers.run.simulation (the Stepper captures steps_per_graph of them):
   1. heat_clock: this step's dt, the fixed dt or less to land exactly on the clock's stop time
      (an output or the end time), 0 once there (the step is then a no-op); advances t.
@@ -28,28 +28,35 @@ The increment form is the theta scheme A u^{n+1} = (M - (1 - theta) dt K) u^n + 
 for u^{n+1} - u^n: CG's relative tolerance then applies to the change in a step, not to u.
 
 K (conductivity plus Robin facet terms) and the load F (source, Neumann fluxes, Robin ambients)
-are those of the steady problem, built by a PoissonSolver without the Dirichlet conditions
-(`steady_operator`). Data given as numbers or Python functions are evaluated once, at the
-initial time, and stay fixed; TimeFunctions are re-evaluated on the device every step. `exact`
-(any function of x, y[, z], t) is evaluated on the host for the output fields.
+are those of the steady problem: the Diffusion operator (diffusion.py) that the Poisson solver
+uses too, without the Dirichlet conditions (`diffusion`). The preconditioner is named as in
+every solver (solvers.linalg.preconditioners; "multigrid" is "amg" here). Data given as
+numbers or Python functions are evaluated once, at the initial time, and stay fixed;
+TimeFunctions are re-evaluated on the device every step. `exact` (any function of x, y[, z],
+t) is evaluated on the host for the output fields.
 """
 
 import numpy as np
 
 from ..backend.clock import DeviceClock
 from ..linalg import ConjugateGradient
+from ..linalg.preconditioners import check
+from ..linalg.preconditioners import preconditioner as build_preconditioner
 from ..solver import RunError, TimeDependentSolver
-from .assembly import THREADS, cells
+from .assembly import THREADS, Assembler, cells
 from .boundary import dirichlet_values, nodal, split
-from .poisson import PRECONDITIONERS, PoissonSolver
-from .system import DirichletSystem, algebraic_multigrid
+from .diffusion import Diffusion
+from .space import FunctionSpace
+from .steady import PRECONDITIONERS
+from .system import DirichletSystem
 from .time_values import TimeFunction, bind_nodal_values
 
-SOURCE = "fe_heat.cu"
+SOURCE = "fe/heat.cu"
 
 
-def kernel_variants():
-    yield {}
+def compiled_kernels():
+    """Every (source, defines) this module compiles (REAL_BITS aside)."""
+    yield SOURCE, {}
 
 
 def blocks(n):
@@ -64,9 +71,7 @@ def check_scheme(dt, theta, preconditioner="amg"):
     if not (isinstance(theta, (int, float)) and 0.5 <= theta <= 1):
         raise ValueError(f"theta must be in [0.5, 1] (1 backward Euler, 0.5 Crank-Nicolson; "
                          f"below 0.5 the scheme is not unconditionally stable), got {theta!r}")
-    if preconditioner not in PRECONDITIONERS:
-        raise ValueError(f"preconditioner must be one of {', '.join(PRECONDITIONERS)}, got "
-                         f"{preconditioner!r}")
+    check(preconditioner, PRECONDITIONERS)
 
 
 class HeatSolver(TimeDependentSolver):
@@ -86,16 +91,18 @@ class HeatSolver(TimeDependentSolver):
         self.field_names = ("u", "exact", "error") if exact is not None else ("u",)
         self._platform(backend, precision)
 
-        # K and F: the steady problem's operator and load, without its Dirichlet conditions.
-        self.steady_operator = PoissonSolver(
-            mesh, degree, conductivity=conductivity, default_conductivity=default_conductivity,
-            source=source, boundary={**neumann, **robin},
-            preconditioner="none", renumber=renumber, backend=self.backend, precision=precision)
-        self.space = space = self.steady_operator.space
-        a = self.assembler = self.steady_operator.assembler
+        self.space = space = FunctionSpace(mesh, degree, renumber=renumber)
+        a = self.assembler = Assembler(space, self.backend, precision)
         b = self.backend
-        stiffness = self.stiffness = self.steady_operator.full_values
-        load = self.load = self.steady_operator.b
+
+        # K and F: the diffusion operator -div(k grad u) with the Neumann and Robin conditions
+        # and its load, without the Dirichlet conditions.
+        self.conductivity = mesh.cell_material_values(conductivity or {}, default_conductivity)
+        self.diffusion = Diffusion(a, self.conductivity, source, neumann, robin)
+        self.diffusion.assemble_matrix()
+        self.diffusion.assemble_load()
+        stiffness = self.stiffness = self.diffusion.values
+        load = self.load = self.diffusion.load
 
         # M: rho c u v over the cells.
         self.capacity = mesh.cell_material_values(capacity or {}, default_capacity)
@@ -123,9 +130,7 @@ class HeatSolver(TimeDependentSolver):
             self.clock.dt, self.rebuild, self.theta, full, matrix.values, space.n)
         matrix_launch()
         system.apply_matrix()  # the same cut again, and the host copy AMG and Jacobi read
-        self.cg = cg = ConjugateGradient(matrix, {"amg": lambda: algebraic_multigrid(matrix),
-                                                  "jacobi": lambda: "jacobi",
-                                                  "none": lambda: None}[preconditioner](),
+        self.cg = cg = ConjugateGradient(matrix, build_preconditioner(preconditioner, matrix),
                                          rtol=rtol, maxiter=maxiter)
         self.u = b.zeros((space.n,), self.dtype)
         self.dirichlet_device = a.device(self.dirichlet, self.dtype)
@@ -167,14 +172,14 @@ class HeatSolver(TimeDependentSolver):
                          self.dirichlet_device)
                     for index, condition in enumerate(dirichlet.values())
                     if isinstance(condition.value, TimeFunction)]
-        # The steady operator's nodal load data, in its order: source, fluxes, ambients.
+        # The diffusion operator's nodal load data, in its order: source, fluxes, ambients.
         loads = ([(source, np.arange(space.nnodes))]
                  + [(c.flux, space.boundary_nodes([name])) for name, c in neumann.items()]
                  + [(c.ambient, space.boundary_nodes([name])) for name, c in robin.items()])
         timed = [bind(function, nodes, 1, out)
-                 for (function, nodes), out in zip(loads, self.steady_operator.sources)
+                 for (function, nodes), out in zip(loads, self.diffusion.sources)
                  if isinstance(function, TimeFunction)]
-        return launches + (timed + self.steady_operator.rhs_launches if timed else [])
+        return launches + (timed + self.diffusion.load_launches if timed else [])
 
     def set_initial(self, initial, t=0.0):
         """u = initial (a number or f(x, y[, z], t)) at the nodes, with the Dirichlet values

@@ -9,7 +9,7 @@ On an affine simplex K with barycentric coordinates lambda_0..lambda_d (gradient
                                                     Sref[i,j,a,b] = (1/|K|) int dphi_i/dlambda_a
                                                                                dphi_j/dlambda_b
     elasticity uses Eref = Sref before symmetrisation: dphi_i/dx_p dphi_j/dx_q needs the
-                                                    order of (a, b) (fe_assemble.cu)
+                                                    order of (a, b) (fe/assemble.cu)
 
 The integrals are exact: int_K lambda^alpha = |K| d! alpha! / (|alpha| + d)!. So the kernels
 compute no quadrature loop at all (the reference tensors play the part of an exact quadrature

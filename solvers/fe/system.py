@@ -1,5 +1,5 @@
 """A linear system A u = b on the device with Dirichlet conditions applied symmetrically
-(raw_kernels/fe_system.cu), and a CG solve of it.
+(raw_kernels/fe/system.cu), and a CG solve of it.
 
     system = DirichletSystem(assembler, full_values, dirichlet_dofs)
     system.apply_matrix()            # system.matrix.values = full with D rows/columns cut
@@ -10,19 +10,19 @@ The matrix keeps A_FF and the diagonal of constrained rows, zeros elsewhere in t
 columns: symmetric positive definite when A is on the free dofs, so CG and AMG apply, and the
 solution equals g on D exactly (row i reads A_ii u_i = A_ii g_i). The lifting reads the
 unconstrained values, which stay on the device, so a new right-hand side or new boundary
-values need no reassembly.
+values need no reassembly. Its preconditioners: solvers.linalg.preconditioners.
 """
 
 import numpy as np
 
-from ..linalg import AlgebraicMultigrid
 from .assembly import THREADS, sync_host
 
-SOURCE = "fe_system.cu"
+SOURCE = "fe/system.cu"
 
 
-def kernel_variants():
-    yield {}
+def compiled_kernels():
+    """Every (source, defines) this module compiles (REAL_BITS aside)."""
+    yield SOURCE, {}
 
 
 def blocks(n):
@@ -38,17 +38,6 @@ def axpby(backend, out, a, x, c, y):
                          f"{out.dtype}, {x.shape} {x.dtype}, {y.shape} {y.dtype}")
     kernel = backend.module(SOURCE, out.dtype).fe_axpby
     return kernel.bind(blocks(n), THREADS, out, a, x, c, y, n)
-
-
-def algebraic_multigrid(matrix, **options):
-    """An AlgebraicMultigrid preconditioner for an assembled (and constrained) CsrMatrix. The
-    hierarchy is built from the matrix without its stored zeros (the cut Dirichlet rows and
-    columns, and couplings that vanish, such as the diagonals of right triangles in P1):
-    pyamg's aggregation can otherwise leave an empty aggregate, a zero coarse diagonal."""
-    compact = matrix.to_scipy()
-    compact.eliminate_zeros()
-    precision = "fp32" if matrix.dtype == np.float32 else "fp64"
-    return AlgebraicMultigrid(compact, backend=matrix.backend, precision=precision, **options)
 
 
 class DirichletSystem:

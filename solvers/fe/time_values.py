@@ -1,5 +1,5 @@
 """Values that change in time, evaluated on the device inside a captured step: a case-file
-expression of x, y, z and t translated to C and compiled into raw_kernels/fe_values.cu.
+expression of x, y, z and t translated to C and compiled into raw_kernels/fe/values.cu.
 
     g = TimeFunction("(1 + x**2) * exp(-t)", constants={"k": 2.0})
     g(x, y, t)                   # NumPy, as any boundary or source function (setup, t0)
@@ -17,7 +17,7 @@ import numpy as np
 
 from ..expressions import CONSTANTS, evaluate
 
-SOURCE = "fe_values.cu"
+SOURCE = "fe/values.cu"
 THREADS = 256
 C_FUNCTIONS = {"sin": "sin", "cos": "cos", "tan": "tan", "exp": "exp", "log": "log",
                "sqrt": "sqrt", "abs": "fabs", "tanh": "tanh", "arctan2": "atan2",
@@ -33,9 +33,11 @@ SAMPLE = ("where((x < 0.5) & (y >= 0) | (z > 1.5), sin(x) * cos(y) + tan(z) * ex
           "maximum(z, t) ** 2 - (t <= 1) + (x == y) + (x > z))")
 
 
-def kernel_variants():
+def compiled_kernels():
+    """(source, defines) for the compile checks (REAL_BITS aside): values.cu with SAMPLE, which
+    uses every function and operator, standing for any expression."""
     for gdim in (2, 3):
-        yield defines(gdim, TimeFunction(SAMPLE).c_expression())
+        yield SOURCE, defines(gdim, TimeFunction(SAMPLE).c_expression())
 
 
 def defines(gdim, c_expression):

@@ -2,8 +2,8 @@
 
 MUSCL reconstruction of primitive variables (minmod, van Leer or MC limiter) or first order,
 Rusanov or HLLC fluxes, SSP-RK2 or SSP-RK3 in time, dt from the CFL number on the device.
-Each Runge-Kutta stage is one fused kernel (raw_kernels/euler.cu, or euler_tile.cu for small 2D
-grids on the GPU) that reads each conserved variable once and writes it once.
+Each Runge-Kutta stage is one fused kernel (raw_kernels/fv/euler.cu, or euler_tile.cu for small
+2D grids on the GPU) that reads each conserved variable once and writes it once.
 """
 
 import math
@@ -12,12 +12,12 @@ import numpy as np
 
 from ..backend.clock import RATE_BLOCK, DeviceClock
 from ..solver import TimeDependentSolver
+from .sides import BoundaryError, check_periodic_pairs, specs_by_side
 
 RECONSTRUCTIONS = {"first_order": 1, "muscl": 2}
 LIMITERS = {"minmod": 1, "van_leer": 2, "mc": 3}
 RIEMANN_SOLVERS = {"rusanov": 1, "hllc": 2}
 BOUNDARY_KINDS = {"periodic": 0, "transmissive": 1, "reflective": 2, "inflow": 3}
-SIDES = ("x_lo", "x_hi", "y_lo", "y_hi")
 
 # Shu-Osher SSP Runge-Kutta schemes. Each stage: out = (1 - w) U^n + w (u + dt L(u)), where
 # u is the previous stage. (w, u, out) with buffers by role (ROLE_* of euler_scheme.h): U^n, the
@@ -29,8 +29,10 @@ TIME_INTEGRATORS = {
     "ssp_rk3": ((1.0, OLD, NEW), (0.25, NEW, SCRATCH), (2.0 / 3.0, SCRATCH, NEW)),
 }
 
-# A stage block marches up a strip of MARCH_WIDTH columns (MARCH_W of euler.cu), one thread per
-# column, updating all but two halo columns on each side.
+MARCH_SOURCE, TILE_SOURCE = "fv/euler.cu", "fv/euler_tile.cu"
+
+# A stage block marches up a strip of MARCH_WIDTH columns (passed to euler.cu as MARCH_W), one
+# thread per column, updating all but two halo columns on each side.
 MARCH_WIDTH = 128
 MARCH_CELLS = MARCH_WIDTH - 4
 MAX_MARCH_ROWS = 64
@@ -39,11 +41,11 @@ HOST_MARCH_ROWS = 16
 
 def march_rows(nx, ny, backend_name="cuda"):
     """Rows a stage block marches over. Tall strips share the two halo rows at each end among
-    more cells; short ones leave less of a GPU idle while a kernel's last blocks finish. On an
-    H200 the best height grew as the square root of the grid's count of single-row strips:
-    round(sqrt(strips / 200)) rows came within 5% of the fastest height measured from 256^2
-    (2 rows) to 8192^2 (52 rows). The host runs a block's threads one after another; there
-    16 rows were as fast as 8 at 512^2, and 32 rows took 1.7 times as long."""
+    more cells; short ones leave less of a GPU idle while a kernel's last blocks finish. The
+    balance moves with the square root of the grid's count of single-row strips, hence
+    round(sqrt(strips / 200)) rows (measurements: docs/euler_performance.md). The host runs a
+    block's threads one after another and has no idle tail to shorten; there one fixed,
+    moderate height (HOST_MARCH_ROWS) serves every grid, as taller strips gain nothing."""
     if backend_name != "cuda":
         return HOST_MARCH_ROWS
     strips = -(-nx // MARCH_CELLS) * ny
@@ -52,9 +54,9 @@ def march_rows(nx, ny, backend_name="cuda"):
 
 # Small 2D grids on the GPU: a stage block of TILE_SHAPE threads, one cell each
 # (euler_tile.cu), updates all its rows at once instead of marching up a strip, whose chain of
-# rows is the latency there. On an H200 the tile took 15.3 us a step at 256^2 against the
-# march's 20.9 (fp32; fp64 25.8 against 33.8), was 1-9% faster at 768^2 and 3-18% slower at
-# 1024^2. The host runs the march (the same bits; the tile does more work a cell).
+# rows is the latency there. On larger grids the march, which loads and reconstructs each cell
+# once, is the faster (where they cross: docs/euler_performance.md); hence TILE_MAX_CELLS.
+# The host runs the march (the same bits; the tile does more work a cell).
 TILE_SHAPE = (32, 8)
 TILE_MAX_CELLS = 768 * 768
 
@@ -64,28 +66,32 @@ def uses_tile(grid, backend_name="cuda"):
     return backend_name == "cuda" and grid.ndim == 2 and grid.nx * grid.ny <= TILE_MAX_CELLS
 
 
-def kernel_defines(ndim, reconstruction, limiter, riemann):
+def scheme_defines(ndim, reconstruction, limiter, riemann):
+    """The scheme's defines (euler_scheme.h), the same for every Euler source. First order
+    compiles with the minmod limiter, which it does not use."""
+    if reconstruction == "first_order":
+        limiter = "minmod"
     return {"DIM": ndim, "RECONSTRUCTION": RECONSTRUCTIONS[reconstruction],
             "LIMITER": LIMITERS[limiter], "RIEMANN": RIEMANN_SOLVERS[riemann]}
 
 
-def kernel_variants(ndims=(1, 2)):
-    """Every distinct compilation of euler.cu (euler_tile.cu: ndims=(2,)), for the NVRTC and PTX
-    checks."""
-    for ndim in ndims:
-        for riemann in RIEMANN_SOLVERS:
-            yield kernel_defines(ndim, "first_order", "minmod", riemann)
-            for limiter in LIMITERS:
-                yield kernel_defines(ndim, "muscl", limiter, riemann)
+def kernel_defines(source, ndim, reconstruction, limiter, riemann):
+    """The defines of `source` (MARCH_SOURCE or TILE_SOURCE) for a scheme: the scheme's and the
+    launch constants the source sizes its blocks and shared memory by."""
+    launch = {MARCH_SOURCE: {"MARCH_W": MARCH_WIDTH, "RATE_THREADS": RATE_BLOCK},
+              TILE_SOURCE: {"TILE_X": TILE_SHAPE[0], "TILE_Y": TILE_SHAPE[1]}}[source]
+    return {**scheme_defines(ndim, reconstruction, limiter, riemann), **launch}
 
 
-class BoundaryError(ValueError):
-    """A wrong boundary specification; `side` names the side (None: the whole table)."""
-
-    def __init__(self, side, message):
-        super().__init__(f"boundary '{side}': {message}" if side else message)
-        self.side = side
-        self.reason = message
+def compiled_kernels():
+    """Every (source, defines) this module compiles (REAL_BITS aside): the march in 1D and 2D,
+    the tile in 2D, for every scheme."""
+    schemes = [("first_order", "minmod")] + [("muscl", limiter) for limiter in LIMITERS]
+    for ndim in (1, 2):
+        for source in (MARCH_SOURCE, TILE_SOURCE) if ndim == 2 else (MARCH_SOURCE,):
+            for riemann in RIEMANN_SOLVERS:
+                for reconstruction, limiter in schemes:
+                    yield source, kernel_defines(source, ndim, reconstruction, limiter, riemann)
 
 
 def parse_boundary(boundary, ndim):
@@ -93,16 +99,9 @@ def parse_boundary(boundary, ndim):
 
     A spec is 'periodic' (on both sides of an axis), 'transmissive', 'reflective', or
     {'inflow': {'rho':, 'vx':, 'vy':, 'p':}} (rho and p required, velocities default to 0)."""
-    sides = SIDES[:2 * ndim]
-    for side in boundary:
-        if side not in sides:
-            raise BoundaryError(side, f"a {ndim}D grid has only {', '.join(sides)}")
     kinds = [BOUNDARY_KINDS["periodic"]] * 4
     inflow = np.zeros((4, 4))
-    for index, side in enumerate(sides):
-        spec = boundary.get(side)
-        if spec is None:
-            raise BoundaryError(None, f"missing required key '{side}'")
+    for index, (side, spec) in enumerate(specs_by_side(boundary, ndim)):
         if isinstance(spec, dict):
             state = spec.get("inflow")
             if (set(spec) != {"inflow"} or not isinstance(state, dict)
@@ -120,10 +119,7 @@ def parse_boundary(boundary, ndim):
             raise BoundaryError(side, "expected periodic, transmissive, reflective or "
                                 f"{{inflow = {{rho, vx, vy, p}}}}, got {spec!r}")
         kinds[index] = BOUNDARY_KINDS["inflow"]
-    for lo, hi in ((0, 1), (2, 3))[:ndim]:
-        if (kinds[lo] == 0) != (kinds[hi] == 0):
-            raise BoundaryError(SIDES[lo], f"periodic must be set on both {SIDES[lo]} and "
-                                f"{SIDES[hi]}")
+    check_periodic_pairs([kind == BOUNDARY_KINDS["periodic"] for kind in kinds[:2 * ndim]])
     return kinds, inflow.ravel()
 
 
@@ -153,10 +149,9 @@ class EulerSolver(TimeDependentSolver):
         self.nvar = grid.ndim + 2
         self.stages = TIME_INTEGRATORS[_choice("time_integrator", time_integrator,
                                                TIME_INTEGRATORS)]
-        defines = kernel_defines(grid.ndim, _choice("reconstruction", reconstruction,
-                                                    RECONSTRUCTIONS),
-                                 _choice("limiter", limiter, LIMITERS),
-                                 _choice("riemann", riemann, RIEMANN_SOLVERS))
+        scheme = (grid.ndim, _choice("reconstruction", reconstruction, RECONSTRUCTIONS),
+                  _choice("limiter", limiter, LIMITERS),
+                  _choice("riemann", riemann, RIEMANN_SOLVERS))
         self.scheme = {"reconstruction": reconstruction, "limiter": limiter, "riemann": riemann,
                        "time_integrator": time_integrator, "cfl": cfl}
         bc_kinds, inflow = parse_boundary(boundary, grid.ndim)
@@ -168,9 +163,10 @@ class EulerSolver(TimeDependentSolver):
         shape = (self.nvar, grid.ny, grid.nx)
         self.buffers = [b.zeros(shape, self.dtype) for _ in range(3)]
         self.inflow = b.to_device(inflow.astype(self.dtype))
-        kernels = b.module("euler.cu", self.dtype, defines)
+        kernels = b.module(MARCH_SOURCE, self.dtype, kernel_defines(MARCH_SOURCE, *scheme))
         if uses_tile(grid, b.name):
-            stage = b.module("euler_tile.cu", self.dtype, defines).euler_stage_tile
+            stage = b.module(TILE_SOURCE, self.dtype,
+                             kernel_defines(TILE_SOURCE, *scheme)).euler_stage_tile
             block, rows = TILE_SHAPE, ()
             launch = tuple(-(-n // (t - 1)) for n, t in zip((grid.nx, grid.ny), TILE_SHAPE))
         else:

@@ -6,8 +6,10 @@ from .csr import CsrMatrix
 from .krylov import BiCGStab, ConjugateGradient, SolveInfo
 from .multigrid import GeometricMultigrid
 from .operator import LinearOperator
+from .preconditioners import PRECONDITIONERS, preconditioner
 from .sell import SellMatrix
 from .stencil import StencilLaplacian
 
 __all__ = ["AlgebraicMultigrid", "BiCGStab", "ConjugateGradient", "CsrMatrix",
-           "GeometricMultigrid", "LinearOperator", "SellMatrix", "SolveInfo", "StencilLaplacian"]
+           "GeometricMultigrid", "LinearOperator", "PRECONDITIONERS", "SellMatrix", "SolveInfo",
+           "StencilLaplacian", "preconditioner"]

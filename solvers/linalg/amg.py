@@ -1,7 +1,7 @@
 """Algebraic multigrid for sparse symmetric positive definite matrices: the hierarchy is built
 once on the CPU by pyamg's smoothed aggregation, then one V-cycle z ~ A^-1 r from z = 0 runs
-entirely on the device (raw_kernels/amg.cu) with every buffer allocated up front, so a cycle
-replays from a graph and serves as the preconditioner of ConjugateGradient.
+entirely on the device (raw_kernels/linalg/amg.cu) with every buffer allocated up front, so a
+cycle replays from a graph and serves as the preconditioner of ConjugateGradient.
 
     amg = AlgebraicMultigrid(scipy_matrix_or_csr, precision="fp32")
     cycle = amg.bind(r, z)          # a callable launching z = M r (capturable)
@@ -40,7 +40,7 @@ from ..precision import real_dtype
 from .csr import CsrMatrix, host_csr
 from .operator import LaunchSequence, overlap
 
-SOURCE = "amg.cu"
+SOURCE = "linalg/amg.cu"
 THREADS = 256  # threads of every amg.cu launch block (one thread per row)
 SMOOTHERS = ("jacobi",)
 DEFAULT_OMEGA = 4.0 / 3.0  # relative to rho(D^-1 A): pyamg's default Jacobi weight
@@ -52,9 +52,10 @@ INSTALL_HINT = "pip install 'solvers[amg]'"
 WHO = "AlgebraicMultigrid"
 
 
-def kernel_variants():
-    """Every distinct compilation of amg.cu (for the NVRTC and PTX checks): just one."""
-    yield {}
+def compiled_kernels():
+    """Every (source, defines) this module compiles (REAL_BITS aside): amg.cu, no defines (its
+    kernels take any block size)."""
+    yield SOURCE, {}
 
 
 def import_pyamg():
@@ -216,10 +217,6 @@ class AlgebraicMultigrid:
         return (b.to_device(matrix.indptr.astype(np.int32)),
                 b.to_device(matrix.indices.astype(np.int32)),
                 b.to_device(matrix.data.astype(self.dtype)))
-
-    @staticmethod
-    def kernel_variants():
-        return kernel_variants()
 
     def __repr__(self):
         sizes = " -> ".join(map(str, self.sizes))

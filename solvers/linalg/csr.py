@@ -1,5 +1,5 @@
 """A square sparse matrix in CSR storage on a backend, with a fused SpMV y = A x
-(raw_kernels/spmv.cu) that a captured graph can replay.
+(raw_kernels/linalg/spmv.cu) that a captured graph can replay.
 
     A = CsrMatrix.from_scipy(scipy_matrix, backend="auto", precision="fp32", accumulate="fp64")
     spmv = A.bind(x, y)   # checks x and y once; spmv() launches y = A x
@@ -10,10 +10,11 @@ products with explicit fused multiply-adds in a fixed order, without atomics: on
 x give the same bits on every run, on the host backend and on the GPU alike.
 
 Two kernels: one thread per row (threads_per_row=1, entry by entry in CSR order), or 2 to 32
-threads per row whose strided partial sums are added pairwise, for long rows. Measured on an
-H200 (fp32, ms per SpMV at 2-8 M rows): 5- and 7-point Laplacians fastest with 1 thread a row
-(tpr 2: 1.3x slower); 27 entries a row fastest with 4 (1 thread: 1.7x slower); 63 a row with 8
-to 16 (1 thread: 2.5x slower). threads_per_row="auto" follows that (default_threads_per_row).
+threads per row whose strided partial sums are added pairwise, for long rows. A short row is
+read fastest by one thread, with no sums across threads; on long rows one thread a row leaves
+a warp's loads scattered and its threads waiting for the longest row, while several threads
+read a row's entries side by side. threads_per_row="auto" (default_threads_per_row) picks
+between them by the mean row length (measurements: docs/performance.md).
 """
 
 from dataclasses import dataclass
@@ -25,17 +26,22 @@ from ..backend import get_backend
 from ..precision import real_dtype
 from .operator import LinearOperator, overlap
 
-SOURCE = "spmv.cu"
-BLOCK_THREADS = 256  # threads of a launch block; CSR_VECTOR_THREADS of spmv.cu
+SOURCE = "linalg/spmv.cu"
+BLOCK_THREADS = 256  # threads of a launch block (passed to spmv.cu as CSR_VECTOR_THREADS)
 THREADS_PER_ROW = (1, 2, 4, 8, 16, 32)
 INT32_MAX = np.iinfo(np.int32).max
 
 
-def kernel_variants():
-    """Every distinct compilation of spmv.cu (for the NVRTC and PTX checks): just one. The
+def kernel_defines():
+    """The defines of spmv.cu, for CsrMatrix and SellMatrix alike."""
+    return {"CSR_VECTOR_THREADS": BLOCK_THREADS}
+
+
+def compiled_kernels():
+    """Every (source, defines) of spmv.cu (REAL_BITS aside), for CSR and SELL: just one. The
     accumulation type is not a define but a kernel-name suffix (_acc64), because the PTX check
     reads the REDUCTION marker from the source text, before the preprocessor."""
-    yield {}
+    yield SOURCE, kernel_defines()
 
 
 def accumulation(dtype, accumulate):
@@ -162,7 +168,8 @@ def _check_compressed(matrix, who):
 
 def default_threads_per_row(lengths):
     """One thread a row for short rows (stencils); for longer rows enough threads that each
-    adds about four products (the fastest or within 5% of it in the measurements above)."""
+    adds about four products: enough work a thread to pay for the sum across threads, few
+    enough products that a row's loads stay side by side."""
     mean = float(np.mean(lengths))
     if mean < 16:
         return 1
@@ -214,7 +221,7 @@ class CsrMatrix(StoredMatrix):
         self.columns = backend.to_device(host.columns)
         self.values = backend.to_device(host.values)
         base = "csr_spmv" if self.threads_per_row == 1 else "csr_spmv_vector"
-        module = backend.module(SOURCE, self.dtype)
+        module = backend.module(SOURCE, self.dtype, kernel_defines())
         self._kernel = getattr(module, kernel_name(base, self.dtype, self.accumulate))
 
     @classmethod

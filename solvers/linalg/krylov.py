@@ -1,4 +1,4 @@
-"""Krylov solvers with the whole iteration on the device (raw_kernels/krylov.cu): conjugate
+"""Krylov solvers with the whole iteration on the device (raw_kernels/linalg/krylov.cu): conjugate
 gradients for symmetric positive definite operators and BiCGStab for non-symmetric ones, each
 optionally Jacobi-preconditioned. The whole solve is captured once as a graph whose iterations
 loop on the device (a CUDA conditional WHILE node; a plain loop on the host backend), so a
@@ -17,8 +17,9 @@ import numpy as np
 
 from ..backend.stepper import Stepper
 
-PARTIAL_SLOT = 2048  # PARTIAL_SLOT and THREADS of krylov.cu
-THREADS = 256
+SOURCE = "linalg/krylov.cu"
+PARTIAL_SLOT = 2048  # partial sums a slot holds: the most blocks of a partial-sum kernel
+THREADS = 256  # threads of every block
 STATE_SIZE = 8
 RZ, RR, BB, TOL2, ITER, MAXITER, ATOL2 = range(7)
 STATUS = {0: "running", 1: "converged", 2: "maxiter", 3: "breakdown"}
@@ -36,8 +37,13 @@ class SolveInfo:
     # reaches: the recursive residual met rtol, the true one stayed above DRIFT * rtol)
 
 
-def kernel_variants():
-    yield {}
+def kernel_defines():
+    return {"PARTIAL_SLOT": PARTIAL_SLOT, "THREADS": THREADS}
+
+
+def compiled_kernels():
+    """Every (source, defines) this module compiles (REAL_BITS aside)."""
+    yield SOURCE, kernel_defines()
 
 
 class KrylovSolver:
@@ -63,7 +69,7 @@ class KrylovSolver:
         self.done = b.zeros((1,), np.int32)
         self.coef = b.zeros((3,), dtype)
         self.tickets = b.zeros((1,), np.int32)  # last-block counter of the fused kernels
-        self.kernels = b.module("krylov.cu", dtype)
+        self.kernels = b.module(SOURCE, dtype, kernel_defines())
         self.vector_blocks = -(-n // THREADS)
         self._residual = operator.bind(self.x, self.q)
         self._true_residual = self.kernels.residual_partials.bind(

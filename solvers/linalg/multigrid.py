@@ -1,6 +1,6 @@
 """Geometric multigrid for the structured-grid Laplacian: one V-cycle z ~ A^-1 r from z = 0,
-every launch on the device (raw_kernels/multigrid.cu), all buffers allocated once, so a cycle
-replays from a graph and serves as the preconditioner of conjugate gradients.
+every launch on the device (raw_kernels/linalg/multigrid.cu), all buffers allocated once, so a
+cycle replays from a graph and serves as the preconditioner of conjugate gradients.
 
     mg = GeometricMultigrid(op)            # op: a StencilLaplacian with even axes >= 8
     cycle = mg.bind(r, z)                  # a callable launching z = M r (capturable)
@@ -49,9 +49,10 @@ import scipy.sparse as sp
 import scipy.sparse.linalg as spla
 
 from .operator import LaunchSequence, overlap
-from .stencil import BLOCK, MAX_GRID_YZ, StencilLaplacian, kernel_defines
+from .stencil import BLOCK, MAX_GRID_YZ, StencilLaplacian
 
-COARSE_MAX = 1024  # COARSE_MAX of multigrid.cu: the largest grid mg_coarse_solve holds
+SOURCE = "linalg/multigrid.cu"
+COARSE_MAX = 1024  # the largest grid mg_coarse_solve holds (in shared memory)
 COARSE_THREADS = 256  # threads of the one mg_coarse_solve block
 COARSE_REDUCTION = 0.01  # error reduction of the default coarsest-level solve
 MIN_COARSE_CELLS = 4  # coarsening stops before an axis would get fewer cells
@@ -61,11 +62,19 @@ JACOBI_OMEGA = {2: 0.8, 3: 6 / 7}  # 2 / (l + 2): the high frequencies are D^-1 
 SPECTRUM_BOUND = 2.0  # lambda(D^-1 A) <= 2 (Gershgorin: A_cc >= sum of |A_cn|)
 
 
-def kernel_variants():
-    """Every distinct compilation of multigrid.cu (for the NVRTC and PTX checks)."""
+def kernel_defines(ndim, variable):
+    """The defines of multigrid.cu: the operator's (as stencil.cu's DIM and VARIABLE) and the
+    launch constants, the coarse solve's capacity and the residual tile."""
+    tx, ty, tz = TILES[ndim]
+    return {"DIM": int(ndim), "VARIABLE": int(bool(variable)), "COARSE_MAX": COARSE_MAX,
+            "TX": tx, "TY": ty, "TZ": tz}
+
+
+def compiled_kernels():
+    """Every (source, defines) this module compiles (REAL_BITS aside)."""
     for ndim in (2, 3):
         for variable in (False, True):
-            yield kernel_defines(ndim, variable)
+            yield SOURCE, kernel_defines(ndim, variable)
 
 
 def coarse_shapes(shape, levels=None):
@@ -220,7 +229,7 @@ class GeometricMultigrid:
                                     zero_start=True)
 
         variable = isinstance(operator.coefficient, np.ndarray)
-        self._kernels = self.backend.module("multigrid.cu", self.dtype,
+        self._kernels = self.backend.module(SOURCE, self.dtype,
                                             kernel_defines(self.ndim, variable))
         # Work vectors: right-hand side b, iterate x and its partner y per level; level 0 reads
         # the caller's r and finishes in the caller's z.

@@ -12,8 +12,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-PARTIAL_BLOCKS = 256  # PARTIAL_BLOCKS and THREADS of refinement.cu
-THREADS = 256
+SOURCE = "linalg/refinement.cu"
+PARTIAL_BLOCKS = 256  # blocks of the residual kernel, one partial sum each
+THREADS = 256  # threads of every block
 
 
 @dataclass(frozen=True)
@@ -24,8 +25,13 @@ class RefinementInfo:
     residual: float  # ||b - A x|| / ||b|| in fp64
 
 
-def kernel_variants():
-    yield {}
+def kernel_defines():
+    return {"PARTIAL_BLOCKS": PARTIAL_BLOCKS, "THREADS": THREADS}
+
+
+def compiled_kernels():
+    """Every (source, defines) this module compiles (fp64 only; the test builds fp32 too)."""
+    yield SOURCE, kernel_defines()
 
 
 class IterativeRefinement:
@@ -44,7 +50,7 @@ class IterativeRefinement:
         n = operator.n
         self.x, self.b, self.ax = (b.zeros((n,), np.float64) for _ in range(3))
         self.partials = b.zeros((2 * PARTIAL_BLOCKS,), np.float64)
-        k = b.module("refinement.cu", np.float64)
+        k = b.module(SOURCE, np.float64, kernel_defines())
         self._apply = operator.bind(self.x, self.ax)
         self._residual = k.refine_residual.bind(PARTIAL_BLOCKS, THREADS, self.b, self.ax,
                                                 inner.b, inner.x, n, self.partials)

@@ -1,5 +1,5 @@
 """A square sparse matrix in SELL-C-sigma storage on a backend, with a fused SpMV y = A x
-(raw_kernels/spmv.cu) that a captured graph can replay.
+(raw_kernels/linalg/spmv.cu) that a captured graph can replay.
 
     A = SellMatrix.from_scipy(scipy_matrix, backend="auto", precision="fp32", c=32, sigma=4096)
     A = SellMatrix.from_csr(csr_matrix)        # same backend, precision and accumulation
@@ -13,11 +13,11 @@ slice (one warp for c=32) read consecutive addresses at every step. Padded entri
 reads them: each row is summed entry by entry in CSR order, so y has exactly the bits of
 CsrMatrix with threads_per_row=1 (same backend or not).
 
-Sorting pays where row lengths vary; the padding that remains is reported as padding_ratio
-(stored entries / nonzeros). Measured on an H200 (4 M rows, 0 to 15 entries, 1% of rows 500):
-padding 11.8 with sigma=1, 5.2 with 256, 1.2 with 4096, and SpMV 1.4x faster than one-thread-a-row
-CSR at sigma=4096; on stencil matrices every sigma gave the same time, so 4096 is the default.
-One very long row costs c times its length: such matrices suit CsrMatrix better.
+Sorting pays where row lengths vary: a wider window puts rows of like length into one slice and
+leaves less padding, and where lengths are uniform (stencils) it costs nothing, so a wide window,
+sigma=4096, is the default (measurements: docs/performance.md). The padding that remains is
+reported as padding_ratio (stored entries / nonzeros). One very long row costs c times its
+length: such matrices suit CsrMatrix better.
 """
 
 import numpy as np
@@ -33,6 +33,7 @@ from .csr import (
     accumulation,
     blocks,
     host_csr,
+    kernel_defines,
     kernel_name,
 )
 
@@ -105,7 +106,7 @@ class SellMatrix(StoredMatrix):
             backend.to_device(array) for array in arrays)
         self.padded_nnz = int(arrays[-1].size)
         self.padding_ratio = self.padded_nnz / self.nnz
-        module = backend.module(SOURCE, self.dtype)
+        module = backend.module(SOURCE, self.dtype, kernel_defines())
         self._kernel = getattr(module, kernel_name("sell_spmv", self.dtype, self.accumulate))
 
     @classmethod

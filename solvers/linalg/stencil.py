@@ -1,6 +1,6 @@
 """Matrix-free structured-grid Laplacian: the cell-centred finite-volume discretisation of
 -div(k grad u) on a uniform 2D (5-point) or 3D (7-point) grid, applied by one kernel
-(raw_kernels/stencil.cu) behind the LinearOperator interface.
+(raw_kernels/linalg/stencil.cu) behind the LinearOperator interface.
 
     op = StencilLaplacian((nx, ny), (hx, hy), coefficient=k, boundary={"y_hi": "neumann"})
     apply = op.bind(x, y)      # y = A x, capturable in a graph
@@ -24,21 +24,24 @@ from .operator import LinearOperator, overlap
 
 SIDES = ("x_lo", "x_hi", "y_lo", "y_hi", "z_lo", "z_hi")
 KINDS = ("dirichlet", "neumann")
+SOURCE = "linalg/stencil.cu"
 BLOCK = (32, 8, 1)  # threads per block: (i, j) tile, one z layer
-LAYERS_3D = 8  # STENCIL_LAYERS of stencil.cu: z layers a thread walks in 3D
+LAYERS_3D = 8  # z layers a thread walks in 3D (STENCIL_LAYERS of the kernel; 1 in 2D)
 MAX_GRID_YZ = 65535  # CUDA's limit on gridDim.y and gridDim.z; the kernel loops beyond it
 MAX_UNKNOWNS = 2**31 - 1  # the kernel indexes with int
 
 
 def kernel_defines(ndim, variable):
-    return {"DIM": int(ndim), "VARIABLE": int(bool(variable))}
+    return {"DIM": int(ndim), "VARIABLE": int(bool(variable)),
+            "STENCIL_THREADS": BLOCK[0] * BLOCK[1] * BLOCK[2],
+            "STENCIL_LAYERS": LAYERS_3D if ndim == 3 else 1}
 
 
-def kernel_variants():
-    """Every distinct compilation of stencil.cu (for the NVRTC and PTX checks)."""
+def compiled_kernels():
+    """Every (source, defines) this module compiles (REAL_BITS aside)."""
     for ndim in (2, 3):
         for variable in (False, True):
-            yield kernel_defines(ndim, variable)
+            yield SOURCE, kernel_defines(ndim, variable)
 
 
 class StencilLaplacian(LinearOperator):
@@ -93,7 +96,7 @@ class StencilLaplacian(LinearOperator):
         self._dirichlet = sum(1 << s for s, side in enumerate(SIDES[:2 * self.ndim])
                               if self.boundary[side] == "dirichlet")
         self._kernel = self.backend.module(
-            "stencil.cu", dtype, kernel_defines(self.ndim, variable)).stencil_apply
+            SOURCE, dtype, kernel_defines(self.ndim, variable)).stencil_apply
 
     def bind(self, x, y):
         """A callable that launches y = A x (no allocation, no host read: capturable)."""

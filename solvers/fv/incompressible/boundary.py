@@ -17,17 +17,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-SIDES = ("x_lo", "x_hi", "y_lo", "y_hi")
+from ..sides import SIDES, BoundaryError, check_periodic_pairs, specs_by_side
+
 KINDS = {"periodic": 0, "wall": 1, "slip": 2, "inflow": 3, "outflow": 4}
-
-
-class BoundaryError(ValueError):
-    """A wrong boundary specification; `side` names the side (None: the whole table)."""
-
-    def __init__(self, side, message):
-        super().__init__(f"boundary '{side}': {message}" if side else message)
-        self.side = side
-        self.reason = message
 
 
 @dataclass(frozen=True)
@@ -73,16 +65,10 @@ def _profile(side, value, count):
 
 def parse_boundaries(boundary, nx, ny):
     """{side: spec} (all four sides) -> Boundaries; BoundaryError names a wrong side."""
-    for side in boundary:
-        if side not in SIDES:
-            raise BoundaryError(side, f"a 2D grid has only {', '.join(SIDES)}")
     kinds, speeds = [], []
     inflow = [np.zeros(ny), np.zeros(ny), np.zeros(nx), np.zeros(nx)]
-    for index, side in enumerate(SIDES):
-        spec = boundary.get(side)
+    for index, (side, spec) in enumerate(specs_by_side(boundary, 2)):
         speed = 0.0
-        if spec is None:
-            raise BoundaryError(None, f"missing required key '{side}'")
         if isinstance(spec, dict) and set(spec) == {"wall"}:
             speed = spec["wall"]
             if not isinstance(speed, (int, float)) or isinstance(speed, bool) \
@@ -99,8 +85,5 @@ def parse_boundaries(boundary, nx, ny):
                                 f"{{inflow = profile}} or outflow, got {spec!r}")
         kinds.append(kind)
         speeds.append(float(speed))
-    for lo, hi in ((0, 1), (2, 3)):
-        if (kinds[lo] == "periodic") != (kinds[hi] == "periodic"):
-            raise BoundaryError(SIDES[lo], f"periodic must be set on both {SIDES[lo]} and "
-                                f"{SIDES[hi]}")
+    check_periodic_pairs([kind == "periodic" for kind in kinds])
     return Boundaries(tuple(kinds), tuple(speeds), np.concatenate(inflow))

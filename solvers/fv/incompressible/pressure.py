@@ -2,25 +2,21 @@
 1/h^2 scaling), and the preconditioned conjugate-gradient solver for it from solvers.linalg.
 
 Walls, slip and inflow sides are Neumann, outflow sides Dirichlet (x = 0 on the face). Without
-periodic sides A is a matrix-free StencilLaplacian and "multigrid" is its GeometricMultigrid
-V-cycle; a periodic axis (which the stencil kernels do not wrap) makes A a CsrMatrix assembled
-here and "multigrid" pyamg's smoothed aggregation (AlgebraicMultigrid). "jacobi" is
-diagonal-preconditioned CG, the baseline of the benchmark.
+periodic sides A is a matrix-free StencilLaplacian; a periodic axis (which the stencil kernels
+do not wrap) makes A a CsrMatrix assembled here. The preconditioner is named as everywhere
+(solvers.linalg.preconditioners): "multigrid" is the stencil's GeometricMultigrid V-cycle, or
+pyamg's smoothed aggregation (AlgebraicMultigrid) of the periodic matrix; "amg" is always the
+algebraic one; "jacobi" is diagonal-preconditioned CG, the baseline of the benchmark; "none"
+plain CG.
 """
 
 import numpy as np
 import scipy.sparse as sp
 
-from ...linalg import (
-    AlgebraicMultigrid,
-    ConjugateGradient,
-    CsrMatrix,
-    GeometricMultigrid,
-    StencilLaplacian,
-)
-from ...linalg.multigrid import coarse_shapes
+from ...linalg import ConjugateGradient, CsrMatrix, StencilLaplacian
+from ...linalg.preconditioners import check, choices, describe, preconditioner
 
-PRECONDITIONERS = ("multigrid", "jacobi")
+PRECONDITIONERS = choices("multigrid")  # every name, the default first
 
 
 def laplacian_matrix(shape, spacing, kinds):
@@ -57,34 +53,21 @@ def laplacian_matrix(shape, spacing, kinds):
                          shape=(n, n)).tocsr()
 
 
-def geometric_multigrid_fits(shape, kinds):
-    """Whether the stencil operator and its geometric multigrid can take this system."""
-    return "periodic" not in kinds.values() and len(coarse_shapes(shape)) >= 2
-
-
-def pressure_solver(shape, spacing, kinds, preconditioner, rtol, maxiter, backend, precision,
-                    atol):
-    """(ConjugateGradient on A, a description of the operator and preconditioner)."""
-    if preconditioner not in PRECONDITIONERS:
-        raise ValueError(f"pressure preconditioner must be one of {', '.join(PRECONDITIONERS)},"
-                         f" got {preconditioner!r}")
+def pressure_operator(shape, spacing, kinds, backend, precision):
+    """A: a matrix-free StencilLaplacian, or with a periodic axis a CsrMatrix."""
     if "periodic" in kinds.values():
-        operator = CsrMatrix.from_scipy(laplacian_matrix(shape, spacing, kinds), backend=backend,
-                                        precision=precision)
-        preconditioner_object = (AlgebraicMultigrid(operator.to_scipy(), backend=backend,
-                                                    precision=precision)
-                                 if preconditioner == "multigrid" else "jacobi")
-    else:
-        boundary = {side: kind for side, kind in kinds.items()}
-        operator = StencilLaplacian(shape, spacing, boundary=boundary, backend=backend,
+        return CsrMatrix.from_scipy(laplacian_matrix(shape, spacing, kinds), backend=backend,
                                     precision=precision)
-        if preconditioner == "multigrid" and not geometric_multigrid_fits(shape, kinds):
-            raise ValueError(f"geometric multigrid needs even cell counts of at least 8 per "
-                             f"axis, got {shape}; use preconditioner 'jacobi'")
-        preconditioner_object = (GeometricMultigrid(operator) if preconditioner == "multigrid"
-                                 else "jacobi")
-    solver = ConjugateGradient(operator, preconditioner=preconditioner_object, rtol=rtol,
-                               maxiter=maxiter, atol=atol)
-    name = preconditioner_object if isinstance(preconditioner_object, str) else \
-        type(preconditioner_object).__name__
-    return solver, f"{type(operator).__name__} + CG({name})"
+    return StencilLaplacian(shape, spacing, boundary=dict(kinds), backend=backend,
+                            precision=precision)
+
+
+def pressure_solver(shape, spacing, kinds, preconditioner_name, rtol, maxiter, backend,
+                    precision, atol):
+    """(ConjugateGradient on A, a description of the operator and preconditioner)."""
+    check(preconditioner_name, PRECONDITIONERS, "pressure preconditioner")
+    operator = pressure_operator(shape, spacing, kinds, backend, precision)
+    m = preconditioner(preconditioner_name, operator)
+    solver = ConjugateGradient(operator, preconditioner=m, rtol=rtol, maxiter=maxiter,
+                               atol=atol)
+    return solver, f"{type(operator).__name__} + CG({describe(m)})"

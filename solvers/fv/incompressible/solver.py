@@ -1,7 +1,7 @@
 """Incompressible Navier-Stokes equations (unit density) on a 2D staggered (MAC) grid:
 u_t + div(u u) = -grad p + nu lap u + f, div u = 0.
 
-Scheme (kernels in raw_kernels/incompressible.cu, one launch each):
+Scheme (kernels in raw_kernels/fv/incompressible.cu, one launch each):
 - Momentum predictor, one fused kernel: u* = u^n + dt (a N^n + c N^{n-1}), N = -div(u u) +
   nu lap u + f in conservative form, second-order Adams-Bashforth for advection and diffusion
   alike (variable-dt weights a = 1 + dt/(2 dt_old), c = -dt/(2 dt_old); forward Euler on the
@@ -31,6 +31,7 @@ Scheme (kernels in raw_kernels/incompressible.cu, one launch each):
 import numpy as np
 
 from ...backend.clock import DeviceClock
+from ...linalg.preconditioners import MULTIGRIDS
 from ...solver import TimeDependentSolver
 from .boundary import BoundaryError, parse_boundaries  # noqa: F401 (re-export)
 from .fields import (
@@ -43,10 +44,11 @@ from .fields import (
 from .pressure import pressure_solver
 
 ADVECTION = {"central": 1, "quick": 2}
-G = 2  # ghost layers (G of incompressible.cu)
-BLOCK = (32, 8)  # BX, BY of incompressible.cu
+SOURCE = "fv/incompressible.cu"
+G = 2  # ghost layers (passed to the kernels as G)
+BLOCK = (32, 8)  # threads of a face block (BX, BY of the kernels); 256, a power of two
 FILL_THREADS = 128
-FINISH_THREADS = 256
+FINISH_THREADS = BLOCK[0] * BLOCK[1]  # ins_finish's one block: its shared arrays hold BX * BY
 HISTORY_ROWS = 4096  # steps kept on the device between two observe() calls
 HIST_COLUMNS = ("t", "dt", "force_x", "force_y", "change_rate", "max_divergence",
                 "pressure_iterations", "pressure_status")
@@ -55,14 +57,15 @@ DIFFUSION_LIMIT = 0.8  # fraction of AB2's real-axis stability limit dt |lambda|
 
 
 def kernel_defines(advection, obstacle):
-    return {"ADVECTION": ADVECTION[advection], "OBSTACLE": int(bool(obstacle))}
+    return {"ADVECTION": ADVECTION[advection], "OBSTACLE": int(bool(obstacle)), "G": G,
+            "BX": BLOCK[0], "BY": BLOCK[1]}
 
 
-def kernel_variants():
-    """Every distinct compilation of incompressible.cu (for the NVRTC and PTX checks)."""
+def compiled_kernels():
+    """Every (source, defines) this module compiles (REAL_BITS aside)."""
     for advection in ADVECTION:
         for obstacle in (False, True):
-            yield kernel_defines(advection, obstacle)
+            yield SOURCE, kernel_defines(advection, obstacle)
 
 
 def _blocks(n, size):
@@ -81,7 +84,8 @@ class IncompressibleSolver(TimeDependentSolver):
     reference_velocity  U_ref of the force coefficients and the steady test's scale (default:
                         the largest boundary speed, else 1); reference_length L_ref (default:
                         the domain height)
-    pressure_*          preconditioner 'multigrid' | 'jacobi', relative tolerance, iteration
+    pressure_*          preconditioner ('multigrid', 'amg', 'jacobi' or 'none': see
+                        solvers.linalg.preconditioners), relative tolerance, iteration
                         cap, and divergence: the solve also stops once the RMS divergence it
                         leaves is below pressure_divergence U_ref / L_ref
     steady_tolerance    end the run when the change rate (1/s) drops below it (0: never)
@@ -137,7 +141,7 @@ class IncompressibleSolver(TimeDependentSolver):
 
         # The pressure solve: its vectors b and x are the right-hand side and the solution.
         kinds = self.boundaries.pressure_kinds
-        maxiter = pressure_maxiter or (200 if pressure_preconditioner == "multigrid"
+        maxiter = pressure_maxiter or (200 if pressure_preconditioner in MULTIGRIDS
                                        else 20 * max(nx, ny))
         # An absolute floor under the relative tolerance, |r| <= atol: an RMS divergence of
         # pressure_divergence U_ref / L_ref over the cells. Without it a relative tolerance
@@ -162,7 +166,7 @@ class IncompressibleSolver(TimeDependentSolver):
         self.diffusion_rate = cfl * 4 * self.nu * (inv_dx**2 + inv_dy**2) / DIFFUSION_LIMIT
         self.rate_floor = speed * (inv_dx + inv_dy)
 
-        k = b.module("incompressible.cu", dtype, kernel_defines(advection, obstacle))
+        k = b.module(SOURCE, dtype, kernel_defines(advection, obstacle))
         codes, walls = self.boundaries.codes, self.boundaries.wall_speeds
         self._scale = k.ins_boundary_scale.bind(1, 1, self.clock.ctrl, self.scale,
                                                 float(inflow_ramp))

@@ -1,0 +1,278 @@
+// Compressible Euler equations, finite volumes (the scheme: euler_scheme.h): the march, the
+// stage kernel for all but small 2D grids, and the per-block stability rates of a state.
+#include "euler_scheme.h"
+
+// A stage block marches up a strip of the grid MARCH_W columns wide, one thread per column:
+// the strip updates the MARCH_W - 4 columns between two halo columns on each side (a halo
+// column's thread loads and reconstructs, so that its neighbours have their faces, but writes
+// nothing), and `rows` rows (a launch argument). The shared-memory arrays hold one row each.
+//
+// Compile-time (besides the scheme's, see euler_scheme.h), from solvers/fv/euler.py:
+//   MARCH_W       threads of a stage block, the strip's width (MARCH_WIDTH there)
+//   RATE_THREADS  threads of a euler_max_rate block, a power of two (RATE_BLOCK of clock.py)
+#ifndef MARCH_W
+#error "MARCH_W (threads of a stage block, the width of its strip) must be defined"
+#endif
+#ifndef RATE_THREADS
+#error "RATE_THREADS (threads of a rate block) must be defined"
+#endif
+#define MARCH_CELLS (MARCH_W - 4)
+
+// Primitive state of cell (i, j) in the lab frame: rows 0 .. stored_rows - 1 straight from u
+// (stored_rows is 0 where the strip reaches past the grid in x), any other cell through
+// lab_prim's boundary mapping.
+DEVICE Prim load_prim(const Grid& g, int stored_rows, int i, int j)
+{
+    if (j >= 0 && j < stored_rows)
+        return cell_prim(g.u, g.nx * g.ny, j * g.nx + i, R(1), R(1), g.gamma);
+    return lab_prim(g, i, j);
+}
+
+// Two values that move between a thread and shared memory in one access.
+struct alignas(2 * sizeof(real)) Pair {
+    real a, b;
+};
+#define FLUX_PAIRS ((NVAR + 1) / 2)
+
+DEVICE void store_prim(Pair (*row)[MARCH_W + 2], int t, const Prim& w)
+{
+    row[0][t] = Pair{w.rho, w.un};
+    row[1][t] = Pair{w.ut, w.p};
+}
+
+DEVICE Prim shared_prim(const Pair (*row)[MARCH_W + 2], int t)
+{
+    const Pair first = row[0][t], second = row[1][t];
+    Prim w;
+    w.rho = first.a;
+    w.un = first.b;
+    w.ut = second.a;
+    w.p = second.b;
+    return w;
+}
+
+// A face flux in shared memory, variable v in pair v / 2 (1D pads the last pair).
+DEVICE void store_flux(Pair (*row)[MARCH_W], int t, const real f[NVAR])
+{
+    for (int k = 0; k < FLUX_PAIRS; ++k)
+        row[k][t] = Pair{f[2 * k], 2 * k + 1 < NVAR ? f[2 * k + 1] : R(0)};
+}
+
+// What a stage thread carries up its column from row to row (registers on the GPU).
+struct Column {
+#if DIM == 2
+    Prim here, above;          // rows r and r + 1 of the column
+    Prim top;                  // row r - 1 reconstructed at its high y face
+    real next[NVAR];           // u of row r + 1, loaded a step early (strips inside in x)
+    real y_lo[NVAR], y_hi[NVAR];  // y fluxes (times dt/dy) through row r - 1's low, high faces
+#endif
+    Prim below;                // row r - 1, the row the block updates in step r
+    Prim x_lo;                 // row r - 1 reconstructed at its low x face
+    real old[NVAR], start[NVAR];  // u and u0 of the column's cell in row r - 1
+    real rate;                 // largest stability rate of the cells updated so far
+};
+
+// One Runge-Kutta stage, flux and update fused: out = (1 - w) u0 + w (u + dt L(u)), with u
+// and out the buffers of roles u_role and out_role and u0 = U^n (see stage_buffer), written
+// as u0 + w (stage - u0) so that the weights sum to exactly 1 in `real` and the totals stay
+// conserved to rounding (1/3 + 2/3 rounded to float is not 1). w == 1 (a first stage) does not
+// read u0. In step r of its march a block
+//   - loads row r + 1 (each thread its column's cell, as primitive states), reconstructs row r
+//     in y from rows r - 1, r, r + 1 and computes the y flux through the face between rows
+//     r - 1 and r, all in the thread's registers;
+//   - then reconstructs row r - 1 in x and computes its x fluxes through shared memory, and
+//     updates row r - 1, writing each conserved variable of out once.
+// So every cell of the strip's rows (and two rows each side) is loaded and reconstructed once
+// and every face flux computed once (both cells of a face use the same bits: conservation to
+// rounding, and x <-> y symmetric problems stay symmetric to the bit). Instruction issue and
+// load latency, not DRAM bandwidth, limit this kernel, so its loads start early: the states of
+// row r + 2 are loaded into registers in step r (in strips inside the grid in x), and the u
+// and u0 of row r - 1 that the update needs in step r before the block turns to the x
+// direction (u again: a line fetched three steps before). With write_rates it also leaves per
+// block the largest stability rate of the new state in rates, for the next dt. dt == 0 means
+// the run has reached its stop time: the stage writes nothing. Registers are capped so that
+// 8 blocks (32 warps) share a multiprocessor in fp32, 4 in fp64: more warps hide more load
+// latency but leave each thread fewer registers before it spills (the caps compared:
+// docs/euler_performance.md).
+#define STAGE_BLOCKS_PER_SM (REAL_BITS == 32 ? 8 : 4)
+BLOCK_KERNEL LAUNCH_BOUNDS(MARCH_W, STAGE_BLOCKS_PER_SM)
+void euler_stage(real* state_a, real* state_b, real* scratch, const int* __restrict__ parity,
+                 int u_role, int out_role, const real* __restrict__ dt_dev,
+                 const real* __restrict__ inflow, real* __restrict__ rates, int nx, int ny,
+                 int rows, int bc_xlo, int bc_xhi, int bc_ylo, int bc_yhi, real inv_dx,
+                 real inv_dy, real gamma, real inv_gm1, real w, int write_rates)
+{
+    // Thread t's entry of row_prim and row_hi is t + 1: thread t reads its neighbours' at t and
+    // t + 2, and the edge threads (whose x states are not used) read a pad, not a clamped
+    // index, so the march loop has no selects for the edges.
+    __shared__ Pair row_prim[2][MARCH_W + 2], row_hi[2][MARCH_W + 2];
+    __shared__ Pair row_flux[FLUX_PAIRS][MARCH_W];
+    __shared__ real block_rates[MARCH_W];
+    THREAD_STATE(Column, col);
+
+    // The pads hold a harmless state, so that no thread reads uninitialized memory.
+    PHASE {
+        if (threadIdx.x < 2) {
+            const int pad = threadIdx.x == 0 ? 0 : MARCH_W + 1;
+            const Prim rest = {R(1), R(0), R(0), R(1)};
+            store_prim(row_prim, pad, rest);
+            store_prim(row_hi, pad, rest);
+        }
+    }
+    __syncthreads();
+
+    // Block-uniform values (the same in every thread, so they may live across barriers).
+    const real dt = dt_dev[0];
+    if (dt == R(0)) return;
+    const StageBuffers buffers = stage_buffers(u_role, out_role, parity, state_a, state_b,
+                                               scratch);
+    const real* __restrict__ u = buffers.u;
+    const real* u0 = buffers.u0;
+    real* out = buffers.out;
+    const real dt_dx = dt * inv_dx, dt_dy = dt * inv_dy;
+    const bool blend = w != R(1);  // the stage reads u0
+    const int i0 = (int)blockIdx.x * MARCH_CELLS - 2;  // the column of thread 0
+    const int j0 = (int)blockIdx.y * rows;                // rows j0 .. j1 - 1 are updated
+    const int j1 = j0 + rows < ny ? j0 + rows : ny;
+    const int ncell = nx * ny;
+    const bool inside_x = i0 >= 0 && i0 + MARCH_W <= nx;
+    // Rows below stored_rows are read straight from u; any other through lab_prim (one
+    // compare a row instead of two).
+    const int stored_rows = inside_x ? ny : 0;
+    const Grid g = {u, inflow, nx, ny, bc_xlo, bc_xhi, bc_ylo, bc_yhi, gamma};
+    const Gas gas = {gamma, inv_gm1};
+
+    // The two rows below the strip start the march (1D: the one row is loaded in its step).
+#if DIM == 2
+    PHASE {
+        const int i = i0 + (int)threadIdx.x;
+        MY(col).here = load_prim(g, stored_rows, i, j0 - 2);
+        MY(col).above = load_prim(g, stored_rows, i, j0 - 1);
+        if (inside_x) load_cell(u, ncell, j0 * nx + i, MY(col).next);
+        MY(col).rate = R(0);
+    }
+    const int first = j0 - 1;
+#else
+    (void)dt_dy;
+    PHASE { MY(col).rate = R(0); }
+    const int first = j0 + 1;
+#endif
+    for (int r = first; r <= j1; ++r) {
+        // Along y in registers; row r - 1 published for the x direction. Row r + 2 is loaded
+        // for the next step, and the u (and u0) of row r - 1 that the update needs now, to
+        // arrive while the block treats the x direction.
+        PHASE {
+            Column& c = MY(col);
+            const int i = i0 + (int)threadIdx.x;
+#if DIM == 2
+            c.below = c.here;
+            c.here = c.above;
+            if (r + 1 < stored_rows) c.above = conserved_prim(c.next, R(1), R(1), gamma);
+            else c.above = lab_prim(g, i, r + 1);
+            // The low face state goes into the flux, then the high one straight into c.top.
+            const Prim h = half_slopes(c.below, c.here, c.above);
+            for (int v = 0; v < NVAR; ++v) c.y_lo[v] = c.y_hi[v];
+            if (r >= j0) lab_flux(c.top, face_state(c.here, h, -1), 1, gas, dt_dy, c.y_hi);
+            c.top = face_state(c.here, h, 1);
+#else
+            c.below = load_prim(g, stored_rows, i, r - 1);
+#endif
+            store_prim(row_prim, threadIdx.x + 1, c.below);
+#if DIM == 2
+            // Row r + 2 for the next step, loaded here and not before the flux: there ptxas
+            // overwrote an address register of these loads right after them, and warps waited
+            // until the loads had read it (docs/euler_performance.md).
+            if (r + 2 < stored_rows) load_cell(u, ncell, (r + 2) * nx + i, c.next);
+#endif
+            if (r > j0 && i >= 0 && i < nx) {
+                load_cell(u, ncell, (r - 1) * nx + i, c.old);
+                if (blend) load_cell(u0, ncell, (r - 1) * nx + i, c.start);
+            }
+        }
+        if (r <= j0) continue;
+        __syncthreads();
+
+        // Row r - 1 reconstructed in x.
+        PHASE {
+            Column& c = MY(col);
+            const int t = threadIdx.x;
+            const Prim left = shared_prim(row_prim, t);
+            const Prim right = shared_prim(row_prim, t + 2);
+            const Prim h = half_slopes(left, c.below, right);
+            c.x_lo = face_state(c.below, h, -1);
+            store_prim(row_hi, t + 1, face_state(c.below, h, 1));
+        }
+        __syncthreads();
+
+        // The flux through each column's low x face.
+        PHASE {
+            const int t = threadIdx.x;
+            real f[NVAR];
+            lab_flux(shared_prim(row_hi, t), MY(col).x_lo, 0, gas, dt_dx, f);
+            store_flux(row_flux, t, f);
+        }
+        __syncthreads();
+
+        // Update row r - 1 in the strip's own columns.
+        PHASE {
+            Column& c = MY(col);
+            const int t = threadIdx.x, i = i0 + t;
+            if (t >= 2 && t < MARCH_W - 2 && i < nx) {
+                const int k = (r - 1) * nx + i;
+                // The x fluxes through the cell's low and high faces.
+                real f_lo[2 * FLUX_PAIRS], f_hi[2 * FLUX_PAIRS];
+                for (int q = 0; q < FLUX_PAIRS; ++q) {
+                    const Pair lo = row_flux[q][t], hi = row_flux[q][t + 1];
+                    f_lo[2 * q] = lo.a;
+                    f_lo[2 * q + 1] = lo.b;
+                    f_hi[2 * q] = hi.a;
+                    f_hi[2 * q + 1] = hi.b;
+                }
+                real next[NVAR];
+#if DIM == 2
+                update_cell(out + k, ncell, c.old, c.start, f_lo, f_hi, c.y_lo, c.y_hi, blend, w,
+                            next);
+#else
+                update_cell(out + k, ncell, c.old, c.start, f_lo, f_hi, nullptr, nullptr, blend,
+                            w, next);
+#endif
+                if (write_rates) c.rate = fmax(c.rate, state_rate(next, gamma, inv_dx, inv_dy));
+            }
+        }
+    }
+
+    if (write_rates) {
+        PHASE { block_rates[threadIdx.x] = MY(col).rate; }
+        block_max(block_rates);
+        PHASE {
+            if (threadIdx.x == 0) rates[blockIdx.y * gridDim.x + blockIdx.x] = block_rates[0];
+        }
+    }
+}
+
+// Per block, the largest stability rate over its cells (grid-stride); a state set from the
+// host gets its first dt from this, later steps from the last stage's write_rates.
+BLOCK_KERNEL void euler_max_rate(const real* __restrict__ u, real* __restrict__ rates, int nx,
+                                 int ny, real inv_dx, real inv_dy, real gamma)
+{
+    __shared__ real s[RATE_THREADS];
+    PHASE {
+        const int ncell = nx * ny;
+        real m = R(0);
+        for (int c = blockIdx.x * blockDim.x + threadIdx.x; c < ncell;
+             c += blockDim.x * gridDim.x) {
+#if DIM == 2
+            const real my = u[2 * ncell + c];
+#else
+            const real my = R(0);
+#endif
+            m = fmax(m, cell_rate(u[c], u[ncell + c], my, u[VAR_E * ncell + c], gamma, inv_dx,
+                                  inv_dy));
+        }
+        s[threadIdx.x] = m;
+    }
+    block_max(s);
+    PHASE {
+        if (threadIdx.x == 0) rates[blockIdx.x] = s[0];
+    }
+}

@@ -1,0 +1,506 @@
+// Incompressible Navier-Stokes on a 2D staggered (MAC) grid: the kernels of one time step
+// (driver: solvers/fv/incompressible/solver.py).
+//
+// Unknowns: u on the x faces (i = 0..nx, j = 0..ny-1), v on the y faces (i = 0..nx-1,
+// j = 0..ny), pressure p per cell. u and v carry G ghost layers on every side:
+//   u(i, j) = u[(i + G) + (j + G) * su], su = nx + 1 + 2G
+//   v(i, j) = v[(i + G) + (j + G) * sv], sv = nx + 2G
+// Cell arrays (p, the pressure right-hand side b and solution x) have no ghosts: c = i + nx j,
+// the numbering of solvers.linalg's StencilLaplacian.
+//
+// One step (after the clock's finish_dt):
+//   ins_boundary_scale  the inflow ramp factor at the new time (one thread)
+//   ins_boundary (x2)   boundary faces and ghost layers of u and v: the x sides, then the y sides
+//   ins_predict         u* = u + dt (a N + c N_old): AB2 of N = -div(u u) + nu lap u + f, and the
+//                       obstacle's direct forcing with the force it takes, per block
+//   ins_divergence      b = -div u*, x = dt p (the initial guess of the pressure solve)
+//   (the pressure solve A x = b, A = -lap with the wall / outflow kinds, in solvers.linalg,
+//   to a relative tolerance with an absolute floor)
+//   ins_correct         u = u* - grad x, p = x / dt, and per block: the stability rate of the new
+//                       field, the largest change from the reference velocity, the largest
+//                       velocity and |div u|
+//   ins_finish          one block: reductions, steady-state test, history row, AB2 dt memory
+//
+// Compile-time, from the driver (besides ADVECTION and OBSTACLE):
+//   G       ghost layers of u and v
+//   BX, BY  threads of a face block along x and y; BX * BY a power of two (the block
+//           reductions), also the threads of ins_finish's one block
+#include "prelude.h"
+#include "reduce.h"
+#include "clock.h"
+
+#ifndef G
+#error "G (ghost layers of u and v) must be defined"
+#endif
+#if !defined(BX) || !defined(BY)
+#error "BX and BY (the threads of a face block along x and y) must be defined"
+#endif
+#define THREADS (BX * BY)
+
+#define BC_PERIODIC 0
+#define BC_WALL 1     // no slip; the tangential velocity of the wall is given (a moving lid)
+#define BC_SLIP 2     // free slip (symmetry)
+#define BC_INFLOW 3   // normal velocity from a profile, tangential zero
+#define BC_OUTFLOW 4  // zero normal gradient, pressure zero
+
+// History row (double[HIST_COLS] per step, ring of `hist_rows`).
+#define HIST_T 0
+#define HIST_DT 1
+#define HIST_FX 2        // force on the obstacle (per unit depth), x
+#define HIST_FY 3
+#define HIST_CHANGE 4    // max |u^{n+1} - u_ref| / ((t - t_ref) max |u^{n+1}|), see ins_finish
+#define HIST_DIV 5       // max |div u^{n+1}| (1/s)
+#define HIST_ITER 6      // pressure iterations
+#define HIST_STATUS 7    // pressure solve status (1 converged)
+#define HIST_COLS 8
+
+// diag (double[DIAG_SIZE])
+#define DIAG_STEADY 0       // 1 once the change rate fell below the tolerance
+#define DIAG_UNCONVERGED 1  // pressure solves that ended without converging
+#define DIAG_MAX_ITER 2     // most pressure iterations of one step
+#define DIAG_ROWS 3         // history rows written so far
+#define DIAG_T_REF 4        // time of the reference velocity of the steady-state test
+// dt_prev (real[1]): dt of the previous step (0: none yet, AB2 starts as forward Euler); real,
+// so that the predictor has no FP64 arithmetic.
+
+struct Faces {
+    int nx, ny, su, sv;
+};
+
+DEVICE int iu(const Faces& f, int i, int j) { return (i + G) + (j + G) * f.su; }
+DEVICE int iv(const Faces& f, int i, int j) { return (i + G) + (j + G) * f.sv; }
+
+// -- boundaries --------------------------------------------------------------------------------
+
+// One side of one boundary line, at transverse position m. Along the normal the normal
+// velocity has nodes on the faces 0..n (stride sn), the tangential velocity on the centres
+// 0..n-1 (stride st); lo: the side at index 0, else the side at n. `line` points at node 0.
+DEVICE void fill_normal(real* line, int sn, int n, bool lo, int kind, real inflow, bool fix)
+{
+    const int face = lo ? 0 : n;
+    const real q = kind == BC_INFLOW ? inflow : R(0);
+    if (fix && kind != BC_PERIODIC && kind != BC_OUTFLOW) line[face * sn] = q;
+    if (kind == BC_PERIODIC && !lo) line[n * sn] = line[0];
+    for (int g = 1; g <= G; ++g) {
+        const int ghost = lo ? -g : n + g, mirror = lo ? g : n - g, partner = lo ? n - g : g;
+        if (kind == BC_PERIODIC) line[ghost * sn] = line[partner * sn];
+        else if (kind == BC_OUTFLOW) line[ghost * sn] = line[face * sn];
+        else line[ghost * sn] = R(2) * q - line[mirror * sn];  // odd about the face value
+    }
+}
+
+DEVICE void fill_tangential(real* line, int st, int n, bool lo, int kind, real wall)
+{
+    for (int g = 1; g <= G; ++g) {
+        const int ghost = lo ? -g : n - 1 + g, mirror = lo ? g - 1 : n - g;
+        const int partner = lo ? n - g : g - 1;
+        real value;
+        if (kind == BC_PERIODIC) value = line[partner * st];
+        else if (kind == BC_OUTFLOW) value = line[(lo ? 0 : n - 1) * st];
+        else if (kind == BC_WALL) value = R(2) * wall - line[mirror * st];  // wall speed
+        else if (kind == BC_SLIP) value = line[mirror * st];
+        else value = -line[mirror * st];  // inflow: no tangential velocity
+        line[ghost * st] = value;
+    }
+}
+
+// The inflow ramp factor at time t: 1/2 (1 - cos(pi t / ramp)) until t = ramp, then 1.
+REDUCTION KERNEL void ins_boundary_scale(const double* __restrict__ ctrl, real* __restrict__ scale,
+                                         double ramp)
+{
+    if (blockIdx.x != 0 || threadIdx.x != 0) return;
+    const double t = ctrl[CTRL_T];
+    scale[0] = (real)(ramp > 0.0 && t < ramp ? 0.5 * (1.0 - cos(3.141592653589793 * t / ramp))
+                                             : 1.0);
+}
+
+// Boundary faces and ghosts of one axis' two sides, one thread per line across the side (ghost
+// lines included, so the corners take the values the other axis' sides left). axis 0: the x
+// sides (lines j = -G .. ny + G), axis 1: the y sides (lines i = -G .. nx + G). inflow: normal
+// velocity profiles, x_lo and x_hi (ny each) then y_lo and y_hi (nx each), times scale[0].
+// fix 0 leaves the boundary-normal faces as they are (only ghosts are filled).
+KERNEL void ins_boundary(real* __restrict__ u, real* __restrict__ v, int nx, int ny, int axis,
+                         int kind_lo, int kind_hi, real wall_lo, real wall_hi,
+                         const real* __restrict__ inflow, const real* __restrict__ scale, int fix)
+{
+    const Faces f = {nx, ny, nx + 1 + 2 * G, nx + 2 * G};
+    const int m = blockIdx.x * blockDim.x + threadIdx.x - G;
+    const int n = axis == 0 ? nx : ny, lines = axis == 0 ? ny : nx;
+    if (m >= lines + 1 + G) return;
+    // The normal array has lines -G .. lines - 1 + G, the tangential one a line more.
+    const bool inside = m >= 0 && m < lines;
+    const real* profile = inflow + (axis == 0 ? 0 : 2 * ny);
+    const real s = scale[0];
+    real* normal = axis == 0 ? u + iu(f, 0, m) : v + iv(f, m, 0);
+    real* tangential = axis == 0 ? v + iv(f, 0, m) : u + iu(f, m, 0);
+    const int sn = axis == 0 ? 1 : f.sv, st = axis == 0 ? 1 : f.su;
+    if (m < lines + G) {
+        fill_normal(normal, sn, n, true, kind_lo, inside ? profile[m] * s : R(0), fix && inside);
+        fill_normal(normal, sn, n, false, kind_hi, inside ? profile[lines + m] * s : R(0),
+                    fix && inside);
+    }
+    fill_tangential(tangential, st, n, true, kind_lo, wall_lo);
+    fill_tangential(tangential, st, n, false, kind_hi, wall_hi);
+}
+
+// -- momentum predictor ------------------------------------------------------------------------
+
+// The transported value at the face between nodes a (index k) and b (k + 1), moved by velocity
+// w: central (a + b) / 2, or QUICK (Leonard 1979), 3/8 downstream + 6/8 upstream - 1/8 far
+// upstream (am = node k - 1, bp = node k + 2).
+DEVICE real transported(real am, real a, real b, real bp, real w)
+{
+#if ADVECTION == 2
+    return w >= R(0) ? R(0.375) * b + R(0.75) * a - R(0.125) * am
+                     : R(0.375) * a + R(0.75) * b - R(0.125) * bp;
+#else
+    (void)am;
+    (void)bp;
+    (void)w;
+    return R(0.5) * (a + b);
+#endif
+}
+
+struct Momentum {
+    real inv_dx, inv_dy, nu, fx, fy;
+};
+
+// N = -div(q u) + nu lap q + force for the velocity component q at its face c (q = u: along x,
+// q = v: along y), conservative: q q fluxes at the cell centres beside the face along its own
+// axis (stride s_self, spacing 1 / inv_self), and q moved by the other component w at the
+// corners across (stride s_cross), where w_lo and w_hi are w's means at the low and high corner.
+DEVICE real momentum(const real* __restrict__ q, int c, int s_self, int s_cross, real w_lo,
+                     real w_hi, real inv_self, real inv_cross, const Momentum& k, real force)
+{
+    const real qc = q[c], qp = q[c + s_self], qm = q[c - s_self];
+    const real qn = q[c + s_cross], qs = q[c - s_cross];
+    const real ap = R(0.5) * (qc + qp), am = R(0.5) * (qm + qc);
+    const real fp = ap * transported(qm, qc, qp, q[c + 2 * s_self], ap);
+    const real fm = am * transported(q[c - 2 * s_self], qm, qc, qp, am);
+    const real fn = w_hi * transported(qs, qc, qn, q[c + 2 * s_cross], w_hi);
+    const real fs = w_lo * transported(q[c - 2 * s_cross], qs, qc, qn, w_lo);
+    const real lap = (qp - R(2) * qc + qm) * inv_self * inv_self
+                   + (qn - R(2) * qc + qs) * inv_cross * inv_cross;
+    return -(fp - fm) * inv_self - (fn - fs) * inv_cross + k.nu * lap + force;
+}
+
+// At u face (i, j): v at the corners (i, j) and (i, j + 1) below and above it.
+DEVICE real momentum_u(const real* __restrict__ u, const real* __restrict__ v, const Faces& f,
+                       const Momentum& k, int i, int j)
+{
+    const real lo = R(0.5) * (v[iv(f, i - 1, j)] + v[iv(f, i, j)]);
+    const real hi = R(0.5) * (v[iv(f, i - 1, j + 1)] + v[iv(f, i, j + 1)]);
+    return momentum(u, iu(f, i, j), 1, f.su, lo, hi, k.inv_dx, k.inv_dy, k, k.fx);
+}
+
+// At v face (i, j): u at the corners (i, j) and (i + 1, j) left and right of it.
+DEVICE real momentum_v(const real* __restrict__ u, const real* __restrict__ v, const Faces& f,
+                       const Momentum& k, int i, int j)
+{
+    const real lo = R(0.5) * (u[iu(f, i, j - 1)] + u[iu(f, i, j)]);
+    const real hi = R(0.5) * (u[iu(f, i + 1, j - 1)] + u[iu(f, i + 1, j)]);
+    return momentum(v, iv(f, i, j), f.sv, 1, lo, hi, k.inv_dy, k.inv_dx, k, k.fy);
+}
+
+// Whether the face at normal index i (0..n) is set by a boundary instead of predicted: the two
+// boundary faces of a non-periodic axis. Outflow faces copy the inner face (zero gradient).
+DEVICE bool boundary_face(int i, int n, int kind_lo, int kind_hi)
+{
+    return (i == 0 && kind_lo != BC_PERIODIC) || (i == n && kind_hi != BC_PERIODIC);
+}
+
+// One thread per (i, j) for i <= nx, j <= ny: u face (i, j) when j < ny, v face (i, j) when
+// i < nx. u* = u + dt (a N + c N_old) with the AB2 weights a = 1 + dt / (2 dt_prev),
+// c = -dt / (2 dt_prev) (forward Euler on the first step); N is kept for the next step. A step
+// past the stop time (dt = 0) copies u. With OBSTACLE, faces inside the body (mask 1) are set
+// to rest (direct forcing); the force on the body is what the fluid's momentum equation
+// drives there, sum over those faces of (AB2 N - grad p^n) (per unit volume; the finish
+// kernel multiplies by the cell area): partial sums per block into force_partials (x for
+// every block, then y). It leaves out the rest of the last projection in u^n (u = -dt grad
+// p on the body's faces), which is the same pressure force one step late, so the force does
+// not depend on dt. Body faces never lie on the domain's boundary (i, j > 0 there).
+BLOCK_KERNEL void ins_predict(const real* __restrict__ u, const real* __restrict__ v,
+                              real* __restrict__ us, real* __restrict__ vs,
+                              real* __restrict__ nu_old, real* __restrict__ nv_old,
+                              const real* __restrict__ mask_u, const real* __restrict__ mask_v,
+                              const real* __restrict__ p, const real* __restrict__ dt_now, const real* __restrict__ dt_prev,
+                              int nx, int ny, real inv_dx, real inv_dy, real nu, real fx, real fy,
+                              int kx_lo, int kx_hi, int ky_lo, int ky_hi,
+                              real* __restrict__ force_partials)
+{
+    __shared__ real s_fx[THREADS];
+    __shared__ real s_fy[THREADS];
+    const Faces f = {nx, ny, nx + 1 + 2 * G, nx + 2 * G};
+    const Momentum k = {inv_dx, inv_dy, nu, fx, fy};
+#if !OBSTACLE
+    (void)mask_u;
+    (void)mask_v;
+    (void)p;
+#endif
+    PHASE {
+        const int i = blockIdx.x * BX + threadIdx.x, j = blockIdx.y * BY + threadIdx.y;
+        const real dt = dt_now[0];
+        const real c_old = dt_prev[0] > R(0) ? -dt / (R(2) * dt_prev[0]) : R(0);
+        const real c_new = R(1) - c_old;
+        real force_x = R(0), force_y = R(0);
+        if (i <= nx && j < ny) {
+            const int c = iu(f, i, j);
+            if (boundary_face(i, nx, kx_lo, kx_hi)) {
+                const bool out = (i == 0 ? kx_lo : kx_hi) == BC_OUTFLOW;
+                us[c] = out ? u[c + (i == 0 ? 1 : -1)] : u[c];
+            } else if (dt > R(0)) {
+                const real n = momentum_u(u, v, f, k, i, j);
+                const real rate = c_new * n + c_old * nu_old[c];
+                real pred = u[c] + dt * rate;
+                nu_old[c] = n;
+#if OBSTACLE
+                if (mask_u[i + (nx + 1) * j] != R(0)) {
+                    force_x = rate - (p[i + nx * j] - p[i - 1 + nx * j]) * inv_dx;
+                    pred = R(0);
+                }
+#endif
+                us[c] = pred;
+            } else {
+                us[c] = u[c];
+            }
+        }
+        if (i < nx && j <= ny) {
+            const int c = iv(f, i, j);
+            if (boundary_face(j, ny, ky_lo, ky_hi)) {
+                const bool out = (j == 0 ? ky_lo : ky_hi) == BC_OUTFLOW;
+                vs[c] = out ? v[c + (j == 0 ? f.sv : -f.sv)] : v[c];
+            } else if (dt > R(0)) {
+                const real n = momentum_v(u, v, f, k, i, j);
+                const real rate = c_new * n + c_old * nv_old[c];
+                real pred = v[c] + dt * rate;
+                nv_old[c] = n;
+#if OBSTACLE
+                if (mask_v[i + nx * j] != R(0)) {
+                    force_y = rate - (p[i + nx * j] - p[i + nx * (j - 1)]) * inv_dy;
+                    pred = R(0);
+                }
+#endif
+                vs[c] = pred;
+            } else {
+                vs[c] = v[c];
+            }
+        }
+        const int t = threadIdx.y * BX + threadIdx.x;
+        s_fx[t] = force_x;
+        s_fy[t] = force_y;
+    }
+    block_sum(s_fx);
+    block_sum(s_fy);
+    PHASE {
+        if (threadIdx.x == 0 && threadIdx.y == 0) {
+            const int block = blockIdx.y * gridDim.x + blockIdx.x;
+            force_partials[block] = s_fx[0];
+            force_partials[gridDim.x * gridDim.y + block] = s_fy[0];
+        }
+    }
+}
+
+// -- projection --------------------------------------------------------------------------------
+
+// Divergence of cell (i, j) of a face field, in 1/s.
+DEVICE real divergence(const real* __restrict__ u, const real* __restrict__ v, const Faces& f,
+                       int i, int j, real inv_dx, real inv_dy)
+{
+    return (u[iu(f, i + 1, j)] - u[iu(f, i, j)]) * inv_dx
+         + (v[iv(f, i, j + 1)] - v[iv(f, i, j)]) * inv_dy;
+}
+
+// The pressure system's right-hand side b = -div u* and initial guess x = dt p (the old
+// pressure: the solve then starts from the incremental scheme's residual). One thread a cell.
+KERNEL void ins_divergence(const real* __restrict__ us, const real* __restrict__ vs,
+                           const real* __restrict__ p, const real* __restrict__ dt_now,
+                           real* __restrict__ b, real* __restrict__ x, int nx, int ny,
+                           real inv_dx, real inv_dy)
+{
+    const Faces f = {nx, ny, nx + 1 + 2 * G, nx + 2 * G};
+    const int i = blockIdx.x * BX + threadIdx.x, j = blockIdx.y * BY + threadIdx.y;
+    if (i >= nx || j >= ny) return;
+    const int c = i + nx * j;
+    b[c] = -divergence(us, vs, f, i, j, inv_dx, inv_dy);
+    x[c] = dt_now[0] * p[c];
+}
+
+// x of the cell on the other side of face `i` (0..n) of an axis, seen from cell `i` (inside:
+// true) or from cell i - 1: the neighbour, the periodic partner, or the outflow ghost -x.
+// Returns false for a face with no pressure gradient (a wall or inflow face).
+DEVICE bool face_gradient(const real* __restrict__ x, int i, int n, int stride, int base,
+                          int kind_lo, int kind_hi, real inv_h, real* grad)
+{
+    if (i > 0 && i < n) {
+        *grad = (x[base + i * stride] - x[base + (i - 1) * stride]) * inv_h;
+        return true;
+    }
+    const int kind = i == 0 ? kind_lo : kind_hi;
+    if (kind == BC_PERIODIC) {
+        *grad = (x[base] - x[base + (n - 1) * stride]) * inv_h;
+        return true;
+    }
+    if (kind == BC_OUTFLOW) {  // x = 0 on the face: the ghost is -x of the inner cell
+        const real inner = x[base + (i == 0 ? 0 : n - 1) * stride];
+        *grad = (i == 0 ? R(2) * inner : -R(2) * inner) * inv_h;
+        return true;
+    }
+    return false;
+}
+
+// u = u* - grad x, p = x / dt, one thread per (i, j) as ins_predict. Per block: the largest
+// stability rate max(|u|/dx + |v|/dy, rate_floor) + diffusion_rate into rates[block] (the
+// clock's dt comes from them), and into partials[k * blocks + block] the maxima of k = 0
+// |u_new - u_ref|, 1 |u_new|, 2 |div u_new| over the block's faces and cells. With refresh[0]
+// set (by ins_finish), the new velocity becomes the reference (u_ref, v_ref).
+BLOCK_KERNEL void ins_correct(real* __restrict__ u, real* __restrict__ v,
+                              const real* __restrict__ us, const real* __restrict__ vs,
+                              const real* __restrict__ x, real* __restrict__ p,
+                              const real* __restrict__ dt_now, int nx, int ny, real inv_dx,
+                              real inv_dy, int kx_lo, int kx_hi, int ky_lo, int ky_hi,
+                              real diffusion_rate, real rate_floor, real* __restrict__ rates,
+                              real* __restrict__ partials, real* __restrict__ u_ref,
+                              real* __restrict__ v_ref, const int* __restrict__ refresh)
+{
+    __shared__ real s_rate[THREADS];
+    __shared__ real s_change[THREADS];
+    __shared__ real s_speed[THREADS];
+    __shared__ real s_div[THREADS];
+    const Faces f = {nx, ny, nx + 1 + 2 * G, nx + 2 * G};
+    PHASE {
+        const int i = blockIdx.x * BX + threadIdx.x, j = blockIdx.y * BY + threadIdx.y;
+        const int t = threadIdx.y * BX + threadIdx.x;
+        real change = R(0), speed = R(0), au = R(0), av = R(0), div = R(0);
+        const bool moving = dt_now[0] > R(0);  // else a step past the stop time: no change
+        if (i <= nx && j < ny) {
+            const int c = iu(f, i, j);
+            real grad = R(0);
+            const bool has = face_gradient(x, i, nx, 1, nx * j, kx_lo, kx_hi, inv_dx, &grad);
+            const real value = !moving ? u[c] : has ? us[c] - grad : us[c];
+            change = fabs(value - u_ref[c]);
+            if (refresh[0]) u_ref[c] = value;
+            au = fabs(value);
+            u[c] = value;
+        }
+        if (i < nx && j <= ny) {
+            const int c = iv(f, i, j);
+            real grad = R(0);
+            const bool has = face_gradient(x, j, ny, nx, i, ky_lo, ky_hi, inv_dy, &grad);
+            const real value = !moving ? v[c] : has ? vs[c] - grad : vs[c];
+            change = fmax(change, fabs(value - v_ref[c]));
+            if (refresh[0]) v_ref[c] = value;
+            av = fabs(value);
+            v[c] = value;
+        }
+        if (i < nx && j < ny && moving) {
+            p[i + nx * j] = x[i + nx * j] / dt_now[0];
+            // The new divergence from this thread's corrected faces and the corrections of
+            // the cell's east and north faces, recomputed here (the same bits as their owners).
+            real ge = R(0), gn = R(0);
+            const bool he = face_gradient(x, i + 1, nx, 1, nx * j, kx_lo, kx_hi, inv_dx, &ge);
+            const bool hn = face_gradient(x, j + 1, ny, nx, i, ky_lo, ky_hi, inv_dy, &gn);
+            const real ue = he ? us[iu(f, i + 1, j)] - ge : us[iu(f, i + 1, j)];
+            const real vn = hn ? vs[iv(f, i, j + 1)] - gn : vs[iv(f, i, j + 1)];
+            div = fabs((ue - u[iu(f, i, j)]) * inv_dx + (vn - v[iv(f, i, j)]) * inv_dy);
+        }
+        speed = fmax(au, av);
+        s_rate[t] = fmax(au * inv_dx + av * inv_dy, rate_floor) + diffusion_rate;
+        s_change[t] = change;
+        s_speed[t] = speed;
+        s_div[t] = div;
+    }
+    block_max(s_rate);
+    block_max(s_change);
+    block_max(s_speed);
+    block_max(s_div);
+    PHASE {
+        if (threadIdx.x == 0 && threadIdx.y == 0) {
+            const int blocks = gridDim.x * gridDim.y, block = blockIdx.y * gridDim.x + blockIdx.x;
+            rates[block] = s_rate[0];
+            partials[block] = s_change[0];
+            partials[blocks + block] = s_speed[0];
+            partials[2 * blocks + block] = s_div[0];
+        }
+    }
+}
+
+// -- end of step ---------------------------------------------------------------------------------
+
+// One block of THREADS: the step's maxima and force from the block partials (fixed order), one
+// history row at the step's index, the pressure solve's outcome (krylov state ITER = state[4],
+// done: 1 converged), and the steady-state test. That compares the velocity with a reference
+// taken at t_ref: rate = max |u - u_ref| / ((t - t_ref) max |u|), and once t - t_ref reaches
+// `window` the next step makes its velocity the new reference; the run is steady when a whole
+// window's rate is below `steady_tol`. Over a window rather than one step, so that jitter of
+// the solves' tolerance (not a change of the flow) does not set a floor of rtol / dt.
+REDUCTION BLOCK_KERNEL void ins_finish(const real* __restrict__ partials,
+                                       const real* __restrict__ force_partials, int blocks,
+                                       const double* __restrict__ ctrl,
+                                       const double* __restrict__ krylov_state,
+                                       const int* __restrict__ krylov_done,
+                                       double* __restrict__ diag, real* __restrict__ dt_prev,
+                                       double* __restrict__ history,
+                                       int hist_rows, double cell_area, double steady_tol,
+                                       double window, int* __restrict__ refresh)
+{
+    __shared__ real s_change[THREADS];
+    __shared__ real s_speed[THREADS];
+    __shared__ real s_div[THREADS];
+    __shared__ double s_fx[THREADS];
+    __shared__ double s_fy[THREADS];
+    PHASE {
+        const int t = threadIdx.x;
+        real change = R(0), speed = R(0), div = R(0);
+        double fx = 0.0, fy = 0.0;
+        for (int k = t; k < blocks; k += THREADS) {
+            change = fmax(change, partials[k]);
+            speed = fmax(speed, partials[blocks + k]);
+            div = fmax(div, partials[2 * blocks + k]);
+            fx += (double)force_partials[k];
+            fy += (double)force_partials[blocks + k];
+        }
+        s_change[t] = change;
+        s_speed[t] = speed;
+        s_div[t] = div;
+        s_fx[t] = fx;
+        s_fy[t] = fy;
+    }
+    block_max(s_change);
+    block_max(s_speed);
+    block_max(s_div);
+    block_sum(s_fx);
+    block_sum(s_fy);
+    PHASE {
+        if (threadIdx.x == 0) {
+            const double dt = ctrl[CTRL_DT];
+            // A step after the stop time (dt = 0) changes nothing and records nothing.
+            if (dt > 0.0) {
+                const double speed = (double)s_speed[0];
+                const double span = ctrl[CTRL_T] - diag[DIAG_T_REF];
+                const double rate = speed > 0.0 ? (double)s_change[0] / (span * speed) : 0.0;
+                const int iterations = (int)krylov_state[4];
+                const int status = krylov_done[0];
+                double* row = history + HIST_COLS * ((long long)diag[DIAG_ROWS] % hist_rows);
+                row[HIST_T] = ctrl[CTRL_T];
+                row[HIST_DT] = dt;
+                row[HIST_FX] = s_fx[0] * cell_area;
+                row[HIST_FY] = s_fy[0] * cell_area;
+                row[HIST_CHANGE] = rate;
+                row[HIST_DIV] = (double)s_div[0];
+                row[HIST_ITER] = (double)iterations;
+                row[HIST_STATUS] = (double)status;
+                diag[DIAG_ROWS] += 1.0;
+                if (refresh[0]) {  // this step closed a window and took the new reference
+                    if (rate < steady_tol) diag[DIAG_STEADY] = 1.0;
+                    diag[DIAG_T_REF] = ctrl[CTRL_T];
+                    refresh[0] = 0;
+                } else if (span >= window) {
+                    refresh[0] = 1;
+                }
+                if (status != 1) diag[DIAG_UNCONVERGED] += 1.0;
+                diag[DIAG_MAX_ITER] = fmax(diag[DIAG_MAX_ITER], (double)iterations);
+                dt_prev[0] = (real)dt;
+            }
+        }
+    }
+}

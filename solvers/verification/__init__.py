@@ -1,0 +1,1 @@
+"""Independent references for tests and benchmarks; the solvers themselves do not use them."""
