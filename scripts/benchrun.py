@@ -12,6 +12,7 @@ import devicetime
 import numpy as np
 import scipy
 
+from solvers._metadata import DISTRIBUTION
 from solvers.backend import BackendError
 
 
@@ -42,7 +43,7 @@ def versions(cuda):
     out = {"python": platform.python_version(), "numpy": np.__version__,
            "scipy": scipy.__version__}
     try:
-        out["solvers"] = metadata.version("solvers")
+        out["solvers"] = metadata.version(DISTRIBUTION)
     except metadata.PackageNotFoundError:
         out["solvers"] = None
     if cuda:

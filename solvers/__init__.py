@@ -6,8 +6,15 @@
     run.fields["rho"]
 """
 
+from ._metadata import version as _version
 from .cases import CaseError, solver_class
-from .run.runner import load_case
-from .solver import RunError
+from .run.runner import CaseRun, load_case
+from .solver import RunError, RunResult
 
-__all__ = ["load_case", "CaseError", "RunError", "solver_class"]
+__all__ = ["load_case", "CaseRun", "CaseError", "RunError", "RunResult", "solver_class"]
+
+
+def __getattr__(name):
+    if name == "__version__":  # read from the installed metadata only when asked
+        return _version()
+    raise AttributeError(f"module 'solvers' has no attribute '{name}'")

@@ -1,15 +1,19 @@
 """The `solvers` command: run a case, sweep parameters, show the machine.
 
-Exit status: 0 success, 1 a run stopped early (divergence, step limit), 2 bad input (case file,
-option, backend), 130 interrupted. Errors are one line on stderr, never a traceback.
+Exit status: 0 success, 1 a run stopped early (divergence, step limit, an error writing its
+output), 2 bad input (case file, option, backend, output folder), 128 + N ended by signal N
+(130 SIGINT, 143 SIGTERM, 129 SIGHUP). Errors are one line on stderr, never a traceback.
 """
 
 import argparse
 import sys
+import warnings
 
 from .backend import NAMES as BACKENDS
-from .backend import BackendError
+from .backend import BackendError, notices
 from .cases import CaseError, parse_override
+from .io.safe import OutputError
+from .run.signals import Interrupted, handled
 from .solver import RunError
 
 
@@ -42,7 +46,7 @@ def command_run(args):
     from .run.progress import progress_for
     from .run.runner import load_case
 
-    run = load_case(args.case, **_overrides(args))
+    run = load_case(args.case, restart=args.restart, **_overrides(args))
     result = run.run(progress=progress_for(run, quiet=args.quiet))
     if not args.quiet:
         print(_summary_line(run, result))
@@ -55,6 +59,20 @@ def command_sweep(args):
     base = _overrides(argparse.Namespace(set=None, backend=args.backend, precision=args.precision,
                                          out=args.out, no_graph=args.no_graph))
     return run_sweep(args.case, args.set or [], base, quiet=args.quiet)
+
+
+def command_cases(args):
+    from .cases.shipped import copy_case, shipped_cases
+
+    if args.action == "copy":
+        files = copy_case(args.name, args.dir)
+        print(f"copied {', '.join(str(f) for f in files)}; run it with: solvers run {files[0]}")
+        return 0
+    cases = shipped_cases()
+    width = max((len(name) for name in cases), default=0)
+    for case in cases.values():
+        print(f"{case.name:<{width}}  {case.description}")
+    return 0
 
 
 def command_info(_args):
@@ -74,13 +92,26 @@ def _add_run_options(parser):
     parser.add_argument("--quiet", action="store_true", help="no progress or summary")
 
 
+class _Parser(argparse.ArgumentParser):
+    """A usage error is one line too (exit 2), naming the help to read; subcommands' parsers
+    are of this class as well."""
+
+    def error(self, message):
+        self.exit(2, f"{self.prog}: error: {_one_line(message)} (see {self.prog} --help)\n")
+
+
 def parser():
-    top = argparse.ArgumentParser(prog="solvers", description=__doc__.splitlines()[0])
+    from ._metadata import version
+
+    top = _Parser(prog="solvers", description=__doc__.splitlines()[0])
+    top.add_argument("--version", action="version", version=f"%(prog)s {version()}")
     commands = top.add_subparsers(dest="command", required=True)
     run = commands.add_parser("run", help="run a case file")
     _add_run_options(run)
     run.add_argument("--set", action="append", metavar="SECTION.KEY=VALUE",
                      help="override a case value (repeatable)")
+    run.add_argument("--restart", metavar="FILE", help="continue from a checkpoint "
+                     "(NAME.checkpoint.h5) or an interrupted run's NAME.partial.h5")
     run.set_defaults(handler=command_run)
     sweep = commands.add_parser("sweep", help="run the cartesian product of parameter values")
     _add_run_options(sweep)
@@ -89,25 +120,53 @@ def parser():
     sweep.set_defaults(handler=command_sweep)
     info = commands.add_parser("info", help="backends, card, versions, compiler, cache")
     info.set_defaults(handler=command_info)
+    cases = commands.add_parser("cases", help="list the shipped cases; `cases copy NAME DIR` "
+                                "copies one (with its mesh files) into DIR")
+    cases.set_defaults(handler=command_cases, action=None)
+    copy = cases.add_subparsers(dest="action").add_parser(
+        "copy", help="copy a shipped case and the mesh files it reads into DIR")
+    copy.add_argument("name", help="a name listed by `solvers cases`")
+    copy.add_argument("dir", help="target folder (made if missing)")
     return top
 
 
 def main(argv=None):
     args = parser().parse_args(argv)
     try:
-        return args.handler(args)
+        # SIGTERM and SIGHUP end a run as SIGINT does; --quiet silences the backend notice;
+        # NumPy's RuntimeWarnings (overflow in extreme input) give way to the one-line error.
+        with handled(), notices(not getattr(args, "quiet", False)), \
+                warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)
+            return args.handler(args)
     except (CaseError, BackendError) as error:
-        print(f"solvers: error: {error}", file=sys.stderr)
+        print(f"solvers: error: {_one_line(error)}", file=sys.stderr)
         return 2
     except OSError as error:
-        print(f"solvers: error: {error.filename or ''}: {error.strerror or error}", file=sys.stderr)
+        where = f"{error.filename}: " if error.filename else ""
+        print(f"solvers: error: {_one_line(f'{where}{error.strerror or error}')}",
+              file=sys.stderr)
         return 2
+    except OutputError as error:
+        print(f"solvers: {_one_line(error)}{_kept(error)}", file=sys.stderr)
+        return 1
     except RunError as error:
         print(f"solvers: run stopped: {error}{_kept(error)}", file=sys.stderr)
         return 1
     except KeyboardInterrupt as error:
-        print(f"\nsolvers: interrupted{_kept(error)}", file=sys.stderr)
+        # A new line ends a progress bar redrawn on a terminal.
+        start = "\n" if sys.stderr.isatty() else ""
+        if isinstance(error, Interrupted):
+            print(f"{start}solvers: interrupted by {error.signal_name}{_kept(error)}",
+                  file=sys.stderr)
+            return 128 + error.signum
+        print(f"{start}solvers: interrupted{_kept(error)}", file=sys.stderr)
         return 130
+
+
+def _one_line(text):
+    """An error message as one line: line breaks from names in the input shown escaped."""
+    return str(text).replace("\r", "\\r").replace("\n", "\\n")
 
 
 def _kept(error):

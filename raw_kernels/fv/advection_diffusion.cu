@@ -106,11 +106,16 @@ DEVICE real* role_buffer(int role, int parity, real* state_a, real* state_b, rea
 // of two cells along each axis, computes the flux through every face of the tile once (each
 // thread a strided share of the faces) and updates each cell from its four face fluxes.
 // dt == 0 means the run has reached its stop time: the stage writes nothing.
+// The rate is reduced once, at setup (the velocity is fixed), so a non-finite value is caught
+// here instead: the scheme is linear and stable under the CFL and the initial state is finite,
+// but values near the largest real can overflow (differences of +-3e38 in fp32). A cell whose
+// new value is not finite sets rates[0] to infinity (every such thread stores the same value),
+// and the next step's finish_dt sets the clock's divergence status.
 BLOCK_KERNEL void advection_diffusion_stage(
     real* state_a, real* state_b, real* scratch, const int* __restrict__ parity, int u_role,
     int out_role, const real* __restrict__ dt_dev, const real* __restrict__ ax,
     const real* __restrict__ ay, int nx, int ny, int periodic_x, int periodic_y, real inv_dx,
-    real inv_dy, real diffusion_x, real diffusion_y, real w)
+    real inv_dy, real diffusion_x, real diffusion_y, real w, real* __restrict__ rates)
 {
     __shared__ real tile[TILE_H][TILE_W];
     __shared__ real flux_x[TILE_Y][TILE_X + 1];
@@ -205,12 +210,13 @@ BLOCK_KERNEL void advection_diffusion_stage(
             change = change + (flux_y[ty][tx] - flux_y[ty + 1][tx]);
 #endif
             const real stage = tile[ty + HALO_Y][tx + HALO] + change;
+            real value = stage;
             if (blend) {
                 const real start = u0[k];
-                out[k] = start + w * (stage - start);
-            } else {
-                out[k] = stage;
+                value = start + w * (stage - start);
             }
+            out[k] = value;
+            if (!(fabs(value) < REAL_INF)) rates[0] = REAL_INF;
         }
     }
 }

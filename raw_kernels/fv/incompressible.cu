@@ -403,11 +403,16 @@ BLOCK_KERNEL void ins_correct(real* __restrict__ u, real* __restrict__ v,
             const real vn = hn ? vs[iv(f, i, j + 1)] - gn : vs[iv(f, i, j + 1)];
             div = fabs((ue - u[iu(f, i, j)]) * inv_dx + (vn - v[iv(f, i, j)]) * inv_dy);
         }
+        // A non-finite velocity or divergence (NaN, which fmax would skip, or an overflow)
+        // makes every maximum of the block infinite: finish_dt then stops the run as
+        // diverged, and ins_finish flags the clock and never finds the field steady.
+        const real rate = au * inv_dx + av * inv_dy;
+        const bool finite = rate < REAL_INF && div < REAL_INF;
         speed = fmax(au, av);
-        s_rate[t] = fmax(au * inv_dx + av * inv_dy, rate_floor) + diffusion_rate;
-        s_change[t] = change;
-        s_speed[t] = speed;
-        s_div[t] = div;
+        s_rate[t] = finite ? fmax(rate, rate_floor) + diffusion_rate : REAL_INF;
+        s_change[t] = finite ? change : REAL_INF;
+        s_speed[t] = finite ? speed : REAL_INF;
+        s_div[t] = finite ? div : REAL_INF;
     }
     block_max(s_rate);
     block_max(s_change);
@@ -432,10 +437,11 @@ BLOCK_KERNEL void ins_correct(real* __restrict__ u, real* __restrict__ v,
 // taken at t_ref: rate = max |u - u_ref| / ((t - t_ref) max |u|), and once t - t_ref reaches
 // `window` the next step makes its velocity the new reference; the run is steady when a whole
 // window's rate is below `steady_tol`. Over a window rather than one step, so that jitter of
-// the solves' tolerance (not a change of the flow) does not set a floor of rtol / dt.
+// the solves' tolerance (not a change of the flow) does not set a floor of rtol / dt. A
+// non-finite field sets the clock's divergence status (CTRL_STATUS) and is never steady.
 REDUCTION BLOCK_KERNEL void ins_finish(const real* __restrict__ partials,
                                        const real* __restrict__ force_partials, int blocks,
-                                       const double* __restrict__ ctrl,
+                                       double* __restrict__ ctrl,
                                        const double* __restrict__ krylov_state,
                                        const int* __restrict__ krylov_done,
                                        double* __restrict__ diag, real* __restrict__ dt_prev,
@@ -473,6 +479,10 @@ REDUCTION BLOCK_KERNEL void ins_finish(const real* __restrict__ partials,
     PHASE {
         if (threadIdx.x == 0) {
             const double dt = ctrl[CTRL_DT];
+            // A non-finite field (ins_correct left infinite maxima) has diverged: the clock's
+            // status says so at once (finish_dt would at the next step), and it is not steady.
+            const bool finite = s_speed[0] < REAL_INF && s_change[0] < REAL_INF;
+            if (!finite) ctrl[CTRL_STATUS] = 1.0;
             // A step after the stop time (dt = 0) changes nothing and records nothing.
             if (dt > 0.0) {
                 const double speed = (double)s_speed[0];
@@ -491,7 +501,7 @@ REDUCTION BLOCK_KERNEL void ins_finish(const real* __restrict__ partials,
                 row[HIST_STATUS] = (double)status;
                 diag[DIAG_ROWS] += 1.0;
                 if (refresh[0]) {  // this step closed a window and took the new reference
-                    if (rate < steady_tol) diag[DIAG_STEADY] = 1.0;
+                    if (finite && rate < steady_tol) diag[DIAG_STEADY] = 1.0;
                     diag[DIAG_T_REF] = ctrl[CTRL_T];
                     refresh[0] = 0;
                 } else if (span >= window) {

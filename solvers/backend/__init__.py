@@ -1,5 +1,6 @@
 """Backends: `cuda` (CuPy, NVRTC, CUDA graphs) and `host` (NumPy, C++/OpenMP), one interface."""
 
+import contextlib
 import sys
 
 from .base import Backend, BackendError, CaptureError, Kernel
@@ -7,12 +8,26 @@ from .cuda import cuda_available
 
 NAMES = ("auto", "cuda", "host")
 _instances = {}
+_notices = [True]  # whether `auto` may print its notice; the CLI's --quiet clears it
 
 
-def get_backend(name="auto", notify=True):
+@contextlib.contextmanager
+def notices(enabled):
+    """Within the block, `get_backend` prints its notice only if `enabled` (unless told by
+    its notify argument)."""
+    previous, _notices[0] = _notices[0], bool(enabled)
+    try:
+        yield
+    finally:
+        _notices[0] = previous
+
+
+def get_backend(name="auto", notify=None):
     """The backend called `name`, created once per process (a Backend is returned as it is).
-    `auto` takes cuda when CuPy sees a GPU, else host with a one-line notice on stderr. Asking
-    for cuda without a GPU is an error."""
+    `auto` takes cuda when CuPy sees a GPU, else host with a one-line notice on stderr (notify
+    None: unless within `notices(False)`). Asking for cuda without a GPU is an error."""
+    if notify is None:
+        notify = _notices[0]
     if isinstance(name, Backend):
         return name
     if name not in NAMES:
@@ -32,4 +47,5 @@ def get_backend(name="auto", notify=True):
     return _instances[name]
 
 
-__all__ = ["Backend", "BackendError", "CaptureError", "Kernel", "get_backend", "NAMES"]
+__all__ = ["Backend", "BackendError", "CaptureError", "Kernel", "get_backend", "notices",
+           "NAMES"]

@@ -69,6 +69,10 @@ class DeviceClock:
         self._finish = kernels.finish_dt.bind(1, finish_threads(partials), self.rates,
                                               self.partials, self.ctrl, self.dt, self.parity, cfl)
 
+    def arrays(self):
+        """The clock's device arrays, all of its state (for checkpoints)."""
+        return {"ctrl": self.ctrl, "dt": self.dt, "rates": self.rates, "parity": self.parity}
+
     def finish_dt(self):
         """Launch: dt from self.rates (filled by the solver), then advance t."""
         self._finish()

@@ -4,6 +4,7 @@ them in its on-disk kernel cache), and graphs captured from one non-blocking str
 from .base import Backend, BackendError
 from .cuda_loop import ConditionalLoops, unavailable_reason
 from .host import cache_dir
+from .memory import allocation_error
 
 # Division and square root in float are the approximate instructions (at most 2 ulp instead
 # of IEEE round-to-nearest): a few instructions in place of a long IEEE sequence, which counts
@@ -17,8 +18,8 @@ def import_cupy():
     try:
         import cupy
     except ImportError as error:
-        raise BackendError("the cuda backend needs CuPy: pip install 'solvers[cuda12]' "
-                           f"or 'solvers[cuda13]' ({error})") from None
+        raise BackendError("the cuda backend needs CuPy: pip install 'solvers-gpu[cuda12]' "
+                           f"or 'solvers-gpu[cuda13]' ({error})") from None
     return cupy
 
 
@@ -70,7 +71,14 @@ class CudaBackend(Backend):
 
     def _empty(self, shape, dtype):
         with self.stream:
-            return self.cupy.empty(shape, dtype)
+            try:
+                return self.cupy.empty(shape, dtype)
+            except self.cupy.cuda.memory.OutOfMemoryError:
+                # One line: what the array needs, what the run holds, what the card has.
+                free, total = self.cupy.cuda.runtime.memGetInfo()
+                held = self.cupy.get_default_memory_pool().used_bytes()
+                raise allocation_error(f"the GPU ({self.describe()['device']})", shape, dtype,
+                                       free, total, held) from None
 
     def _to_host(self, array):
         return array.get(stream=self.stream)

@@ -8,10 +8,12 @@ One replay of the outer graph then runs the loop to its end with no host round t
 """
 
 import hashlib
+import os
 
 import numpy as np
 
 from .base import BackendError
+from .library_cache import install, verified
 from .source import load_source, source_name
 
 CONDITIONAL_NODES_DRIVER = 12040  # CUDA 12.4: the first driver with conditional WHILE nodes
@@ -37,7 +39,7 @@ def driver_module():
 def unavailable_reason(cupy):
     """None where conditional WHILE nodes can be built, else why not (one line)."""
     if driver_module() is None:
-        return "cuda-bindings is not installed (pip install 'solvers[cuda12]' or '[cuda13]')"
+        return "cuda-bindings is not installed (pip install 'solvers-gpu[cuda12]' or '[cuda13]')"
     version = cupy.cuda.runtime.driverGetVersion()
     if version < CONDITIONAL_NODES_DRIVER:
         return (f"the CUDA driver supports CUDA {version // 1000}.{version % 1000 // 10}; "
@@ -75,11 +77,11 @@ class ConditionalLoops:
             arch = f"compute_{self.cupy.cuda.Device().compute_capability}"
             key = hashlib.sha256(f"{arch}\n{source}".encode()).hexdigest()[:16]
             path = self.cache / f"graph_loop-{key}.ptx"
-            if not path.exists():
+            if not verified(path, magic=None):  # a damaged entry is rebuilt
                 path.parent.mkdir(parents=True, exist_ok=True)
-                temporary = path.with_suffix(".tmp")
+                temporary = path.with_suffix(f".tmp-{os.getpid()}")
                 temporary.write_text(self._ptx(source, arch))
-                temporary.replace(path)
+                install(temporary, path, magic=None)
             module = self.cupy.RawModule(path=str(path))
             self._condition = module.get_function(CONDITION_KERNEL)
 

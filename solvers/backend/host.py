@@ -13,12 +13,16 @@ import platform
 import shutil
 import subprocess
 import tempfile
+import time
 from functools import cache
 from pathlib import Path
 
 import numpy as np
 
 from .base import Backend, BackendError
+from .host_threads import LaunchThreads, configure
+from .library_cache import install, verified
+from .memory import allocation_error, host_memory
 
 # -ffp-contract=off: no a * b + c becomes an FMA unless the source writes fma(). Left to the
 # compiler, the choice depends on how a function is inlined, so two kernels that do the same
@@ -26,8 +30,6 @@ from .base import Backend, BackendError
 # IEEE reference.
 CXX_FLAGS = ["-O3", "-march=native", "-fno-math-errno", "-ffp-contract=off", "-fopenmp", "-fPIC",
              "-shared", "-std=c++17", "-x", "c++"]
-
-PARALLEL_MIN_WORK = 16384  # work items (threads) below which a launch runs serially
 
 _SCALAR_CTYPES = {np.dtype(np.int32): ctypes.c_int32, np.dtype(np.float32): ctypes.c_float,
                   np.dtype(np.float64): ctypes.c_double}
@@ -64,27 +66,33 @@ def cpu_name():
 
 
 def launcher_source(signatures):
-    """C++ launchers with one C signature: (grid[3], block[3], void* args[])."""
-    parts = ["#include <omp.h>",
-             'extern "C" int solvers_omp_threads() { return omp_get_max_threads(); }']
+    """C++ launchers with one C signature: (grid[3], block[3], void* args[], int threads)."""
+    parts = ["#include <omp.h>", "static int solvers_last_team = 0;",
+             'extern "C" int solvers_last_threads() { return solvers_last_team; }']
     for sig in signatures:
         args = ", ".join(f"*({p.c_type()}*)args[{k}]" for k, p in enumerate(sig.params))
         call = f"{sig.name}({args});"
         body = call if sig.block else (
+            "const long nthreads = (long)block[0] * block[1] * block[2];\n            "
             f"for (unsigned t = 0; t < nthreads; ++t) {{ set_thread_index(t); {call} }}")
-        # Small launches run on the calling thread: waking a thread team costs more than them.
+        # `threads` from host_threads.LaunchThreads (1: the calling thread alone); blocks go
+        # one at a time to whichever thread is running.
         parts.append(f"""
-extern "C" void launch_{sig.name}(const unsigned* grid, const unsigned* block, void** args)
+extern "C" void launch_{sig.name}(const unsigned* grid, const unsigned* block, void** args,
+                                  int threads)
 {{
     const long nblocks = (long)grid[0] * grid[1] * grid[2];
-    const long nthreads = (long)block[0] * block[1] * block[2];
-#pragma omp parallel for schedule(static) if (nblocks * nthreads >= {PARALLEL_MIN_WORK})
-    for (long b = 0; b < nblocks; ++b) {{
-        gridDim = {{grid[0], grid[1], grid[2]}};
-        blockDim = {{block[0], block[1], block[2]}};
-        blockIdx = {{(unsigned)(b % grid[0]), (unsigned)((b / grid[0]) % grid[1]),
-                     (unsigned)(b / ((long)grid[0] * grid[1]))}};
-        {body}
+#pragma omp parallel num_threads(threads > 1 ? threads : 1) if (threads > 1)
+    {{
+        if (omp_get_thread_num() == 0) solvers_last_team = omp_get_num_threads();
+#pragma omp for schedule(dynamic, 1)
+        for (long b = 0; b < nblocks; ++b) {{
+            gridDim = {{grid[0], grid[1], grid[2]}};
+            blockDim = {{block[0], block[1], block[2]}};
+            blockIdx = {{(unsigned)(b % grid[0]), (unsigned)((b / grid[0]) % grid[1]),
+                         (unsigned)(b / ((long)grid[0] * grid[1]))}};
+            {body}
+        }}
     }}
 }}""")
     return "\n".join(parts) + "\n"
@@ -96,7 +104,7 @@ def build_library(name, text, flags):
     key = hashlib.sha256("\n".join([text, *command, compiler_version(), cpu_name()]).encode())
     stem = Path(name).stem
     path = cache_dir() / "host" / f"{stem}-{key.hexdigest()[:24]}.so"
-    if path.exists():
+    if verified(path):  # a damaged entry (a truncated library dies of SIGBUS) is rebuilt
         return path
     path.parent.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(dir=path.parent) as tmp:
@@ -107,16 +115,17 @@ def build_library(name, text, flags):
                                 capture_output=True, text=True, check=False)
         if result.returncode != 0:
             raise BackendError(f"host compile of {name} failed:\n{result.stderr}")
-        os.replace(out, path)  # atomic: a concurrent run sees the whole library or none
+        install(out, path)  # atomic: a concurrent run sees the whole library or none
     return path
 
 
 class HostLaunch:
-    """A kernel launch with its ctypes arguments built once."""
+    """A kernel launch with its ctypes arguments built once, on the threads `threads` picks."""
 
-    def __init__(self, backend, function, grid, block, args):
+    def __init__(self, backend, function, grid, block, args, threads):
         self.backend = backend
         self.function = function
+        self.threads = threads
         self.grid = (ctypes.c_uint * 3)(*grid)
         self.block = (ctypes.c_uint * 3)(*block)
         self.keep_alive = list(args)
@@ -131,7 +140,13 @@ class HostLaunch:
             *[ctypes.addressof(h) for h in holders])
 
     def run(self):
-        self.function(self.grid, self.block, self.argv)
+        threads, timed = self.threads.next_run()
+        if not timed:
+            self.function(self.grid, self.block, self.argv, threads)
+            return
+        start = time.perf_counter()
+        self.function(self.grid, self.block, self.argv, threads)
+        self.threads.measured(threads, time.perf_counter() - start)
 
     def __call__(self):
         if self.backend.recording is not None:
@@ -172,14 +187,21 @@ class HostBackend(Backend):
     def __init__(self):
         super().__init__()
         compiler_version()  # fail early, with a clear message, if there is no compiler
+        self.team = configure()  # threads and wait policy, before OpenMP starts (host_threads)
         self.recording = None
         self._libraries = []
+        self._launch_threads = {}  # (kernel function, grid, block): LaunchThreads
 
     def is_array(self, obj):
         return isinstance(obj, np.ndarray)
 
     def _empty(self, shape, dtype):
-        return np.empty(shape, dtype)
+        try:
+            return np.empty(shape, dtype)
+        except (MemoryError, ValueError) as error:
+            if isinstance(error, ValueError) and "too big" not in str(error):
+                raise
+            raise allocation_error("the host", shape, dtype, *host_memory()) from None
 
     def _to_host(self, array):
         return np.array(array, copy=True)
@@ -198,13 +220,17 @@ class HostBackend(Backend):
         for sig in signatures:
             function = getattr(library, f"launch_{sig.name}")
             function.argtypes = [ctypes.POINTER(ctypes.c_uint), ctypes.POINTER(ctypes.c_uint),
-                                 ctypes.POINTER(ctypes.c_void_p)]
+                                 ctypes.POINTER(ctypes.c_void_p), ctypes.c_int]
             function.restype = None
             functions[sig.name] = function
         return functions
 
     def bind_launch(self, kernel, grid, block, args):
-        return HostLaunch(self, kernel.function, grid, block, args)
+        key = (id(kernel.function), grid, block)
+        if key not in self._launch_threads:
+            self._launch_threads[key] = LaunchThreads(self.team, grid[0] * grid[1] * grid[2],
+                                                      block[0] * block[1] * block[2])
+        return HostLaunch(self, kernel.function, grid, block, args, self._launch_threads[key])
 
     def _capture(self, step):
         self.recording = []
@@ -227,9 +253,7 @@ class HostBackend(Backend):
         pass
 
     def threads(self):
-        if not self._libraries:
-            return os.cpu_count()
-        return int(self._libraries[0].solvers_omp_threads())
+        return self.team
 
     def describe(self):
         return {"backend": "host", "device": f"{cpu_name()} ({self.threads()} OpenMP threads)",

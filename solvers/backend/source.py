@@ -28,8 +28,14 @@ CORE = "core"  # the folder of raw_kernels/ searched for a header after the incl
 
 
 def kernel_dir():
-    """raw_kernels/ as a directory on disk (the package is installed unzipped)."""
-    return Path(str(resources.files("raw_kernels")))
+    """raw_kernels/ as a directory on disk: the package solvers._kernels, which the build maps
+    from the repository's top-level raw_kernels/ (setup.py; installed unzipped, and mapped by
+    an editable install too), or raw_kernels/ beside the package in a checkout imported without
+    being installed."""
+    try:
+        return Path(str(resources.files("solvers._kernels")))
+    except ModuleNotFoundError:
+        return Path(__file__).resolve().parents[2] / "raw_kernels"
 
 
 def source_path(source):

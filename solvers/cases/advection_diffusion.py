@@ -14,11 +14,13 @@ from ..fv.advection_diffusion import (
     parse_boundary,
 )
 from ..fv.sides import SIDES
-from . import structured
-from .schema import REQUIRED, CaseError, Key
+from . import deposit, structured
+from .bounds import solver_errors
+from .schema import REQUIRED, Key
 from .structured import MESH, grid_of
 
 SOLVER = AdvectionDiffusionSolver
+BYTES_PER_CELL = 100  # host, fp64, 2D (cases.bounds: the memory a mesh needs)
 SECTIONS = {
     "mesh": MESH,
     "physics": {
@@ -94,7 +96,8 @@ def initial_c(case, grid):
     centres = grid.centres()
     names = _names(case, grid, centres[0], centres[1] if grid.ndim == 2 else 0.0)
     try:
-        value = np.broadcast_to(np.asarray(evaluate(case.data["initial"]["c"], names), float),
+        value = np.broadcast_to(np.asarray(evaluate(case.data["initial"]["c"], names,
+                                                    functions=deposit.functions(grid)), float),
                                 grid.shape)
     except ExpressionError as error:
         raise case.error("initial", "c", str(error)) from None
@@ -118,14 +121,12 @@ def build(case):
     """The AdvectionDiffusionSolver described by a validated case, with its initial state."""
     grid = grid_of(case)
     scheme = case.data["scheme"]
-    try:
+    with solver_errors(case):
         solver = AdvectionDiffusionSolver(
             grid, boundary_of(case, grid), velocity_of(case, grid),
             diffusivity=case.data["physics"]["diffusivity"],
             reconstruction=scheme["reconstruction"], limiter=scheme["limiter"],
             time_integrator=scheme["time_integrator"], cfl=scheme["cfl"],
             backend=case.data["run"]["backend"], precision=case.data["run"]["precision"])
-    except ValueError as error:
-        raise CaseError(f"{case.path}: {error}") from None
-    solver.set_state(initial_c(case, grid))
+        solver.set_state(initial_c(case, grid))
     return solver

@@ -8,11 +8,13 @@ from ..fe.elasticity import PLANES, ElasticitySolver, check_material
 from ..mesh.generators import quadrilateral
 from ..mesh.unstructured import MeshError
 from . import poisson as poisson_case
-from .schema import CaseError, Key
+from .bounds import check_cells, solver_errors
+from .schema import Key, short
 
 COMPONENTS = "xyz"
 
 SOLVER = ElasticitySolver
+BYTES_PER_CELL = 16000  # per simplex, host, fp64, P2 (cases.bounds: the memory a mesh needs)
 SECTIONS = {
     "physics": {
         "degree": Key("choice", 1, choices=(1, 2), help="Lagrange element degree (P1 or P2)"),
@@ -60,13 +62,14 @@ def mesh_of(case):
             or not all(isinstance(c, int) and not isinstance(c, bool) and c >= 1
                        for c in counts)):
         raise case.error("mesh", "cells", f"expected 2 positive integers for quadrilateral, "
-                         f"got {counts!r}")
+                         f"got {short(counts)}")
     if (not isinstance(corners, list) or len(corners) != 4
             or not all(isinstance(p, list) and len(p) == 2 for p in corners)):
-        raise case.error("mesh", "corners", f"expected [[x, y] x 4], got {corners!r}")
+        raise case.error("mesh", "corners", f"expected [[x, y] x 4], got {short(corners)}")
+    check_cells(case, "cells", 2 * counts[0] * counts[1], "simplices")
     try:
         return quadrilateral(*counts, corners)
-    except (ValueError, MeshError) as error:
+    except (ValueError, TypeError, MeshError) as error:
         raise case.error("mesh", "corners", str(error)) from None
 
 
@@ -154,7 +157,7 @@ def build(case):
     young, poisson = materials_of(case, mesh)
     force = data["source"]["body_force"]
     solver = data["solver"]
-    try:
+    with solver_errors(case):
         return ElasticitySolver(
             mesh, data["physics"]["degree"], young=young, poisson=poisson,
             default_young=data["material"]["default_young"],
@@ -164,5 +167,3 @@ def build(case):
             boundary=boundary_of(case, mesh), preconditioner=solver["preconditioner"],
             rtol=solver["rtol"], maxiter=solver["maxiter"], backend=data["run"]["backend"],
             precision=data["run"]["precision"])
-    except (ValueError, MeshError) as error:
-        raise CaseError(f"{case.path}: {error}") from None

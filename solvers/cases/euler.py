@@ -12,11 +12,13 @@ from ..fv.euler import (
     parse_boundary,
 )
 from ..fv.sides import SIDES
-from . import structured
-from .schema import REQUIRED, CaseError, Key
+from . import deposit, structured
+from .bounds import solver_errors
+from .schema import REQUIRED, Key
 from .structured import MESH, grid_of
 
 SOLVER = EulerSolver
+BYTES_PER_CELL = 250  # host, fp64, 2D (cases.bounds: the memory a mesh needs)
 SECTIONS = {
     "mesh": MESH,
     "physics": {
@@ -65,7 +67,9 @@ def initial_fields(case, grid):
     fields = {}
     for key in ("rho", "vx", "vy", "p"):
         try:
-            value = np.broadcast_to(np.asarray(evaluate(initial[key], names), float), grid.shape)
+            value = np.broadcast_to(np.asarray(evaluate(initial[key], names,
+                                                        functions=deposit.functions(grid)),
+                                               float), grid.shape)
         except ExpressionError as error:
             raise case.error("initial", key, str(error)) from None
         except ValueError as error:
@@ -93,15 +97,13 @@ def build(case):
     """The EulerSolver described by a validated case, with its initial state set."""
     grid = grid_of(case)
     scheme = case.data["scheme"]
-    try:
+    with solver_errors(case):
         solver = EulerSolver(grid, boundary_of(case, grid), gamma=case.data["physics"]["gamma"],
                              reconstruction=scheme["reconstruction"], limiter=scheme["limiter"],
                              riemann=scheme["riemann"],
                              time_integrator=scheme["time_integrator"], cfl=scheme["cfl"],
                              backend=case.data["run"]["backend"],
                              precision=case.data["run"]["precision"])
-    except ValueError as error:
-        raise CaseError(f"{case.path}: {error}") from None
-    fields = initial_fields(case, grid)
-    solver.set_primitive(fields["rho"], fields["vx"], fields["p"], vy=fields["vy"])
+        fields = initial_fields(case, grid)
+        solver.set_primitive(fields["rho"], fields["vx"], fields["p"], vy=fields["vy"])
     return solver

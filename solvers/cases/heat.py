@@ -8,12 +8,13 @@ from dataclasses import replace
 from ..expressions import ExpressionError
 from ..fe.heat import HeatSolver, check_scheme
 from ..fe.time_values import TimeFunction, uses_time
-from ..mesh.unstructured import MeshError
 from . import poisson as poisson_case
+from .bounds import check_clock_steps, solver_errors
 from .poisson import _function, boundary_of, mesh_of
-from .schema import COMMON_SECTIONS, REQUIRED, CaseError, Key
+from .schema import COMMON_SECTIONS, REQUIRED, Key
 
 SOLVER = HeatSolver
+BYTES_PER_CELL = 4000  # per simplex, host, fp64, P2 (cases.bounds: the memory a mesh needs)
 SECTIONS = {
     **poisson_case.SECTIONS,
     "material": {
@@ -90,6 +91,7 @@ def check(case):
     except ValueError as error:
         key = "theta" if "theta" in str(error) else "dt"
         raise case.error("time", key, str(error)) from None
+    check_clock_steps(case, time["dt"])
     _value(case, "source", "f", case.data["source"]["f"])
     _function(case, "initial", "u", case.data["initial"]["u"])
     if case.data["source"]["exact"] is not None:
@@ -104,7 +106,7 @@ def build(case):
                                                         "time"))
     exact = None if source["exact"] is None else _function(case, "source", "exact",
                                                            source["exact"], with_time=True)
-    try:
+    with solver_errors(case):
         return HeatSolver(mesh, time["dt"], time["theta"], data["physics"]["degree"],
                           conductivity=material["conductivity"],
                           default_conductivity=material["default_conductivity"],
@@ -116,5 +118,3 @@ def build(case):
                           preconditioner=solver["preconditioner"], rtol=solver["rtol"],
                           maxiter=solver["maxiter"], exact=exact,
                           backend=data["run"]["backend"], precision=data["run"]["precision"])
-    except (ValueError, MeshError) as error:
-        raise CaseError(f"{case.path}: {error}") from None

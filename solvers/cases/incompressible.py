@@ -7,9 +7,11 @@ from ..fv.incompressible.boundary import SIDES, BoundaryError, parse_boundaries
 from ..fv.incompressible.solver import ADVECTION, IncompressibleSolver
 from ..linalg.preconditioners import choices, help_text
 from . import structured
-from .schema import REQUIRED, CaseError, Key
+from .bounds import solver_errors
+from .schema import REQUIRED, Key
 
 SOLVER = IncompressibleSolver
+BYTES_PER_CELL = 1000  # host, fp64 (cases.bounds: the memory a mesh needs)
 SECTIONS = {
     "mesh": structured.MESH,
     "physics": {
@@ -154,7 +156,7 @@ def build(case):
     grid = grid_of(case)
     data = case.data
     physics, scheme, pressure = data["physics"], data["scheme"], data["pressure"]
-    try:
+    with solver_errors(case):
         solver = IncompressibleSolver(
             grid, boundary_of(case, grid), physics["nu"], advection=scheme["advection"],
             cfl=scheme["cfl"], force=(physics["force_x"], physics["force_y"]),
@@ -167,8 +169,6 @@ def build(case):
             steady_tolerance=scheme["steady_tolerance"], steady_window=scheme["steady_window"],
             inflow_ramp=data["boundary"]["inflow_ramp"], backend=data["run"]["backend"],
             precision=data["run"]["precision"])
-    except ValueError as error:
-        raise CaseError(f"{case.path}: {error}") from None
-    u, v, p = initial_state(case, grid, solver.face_coordinates())
-    solver.set_state(u, v, p)
+        u, v, p = initial_state(case, grid, solver.face_coordinates())
+        solver.set_state(u, v, p)
     return solver

@@ -9,13 +9,15 @@ file alone: no table here lists them.
 
 import pkgutil
 import re
+import stat
 import tomllib
 from dataclasses import replace
 from functools import cache
 from importlib import import_module
 from pathlib import Path
 
-from .schema import COMMON_SECTIONS, Case, CaseError, _Locator, _merge, validate
+from .bounds import check_times
+from .schema import COMMON_SECTIONS, Case, CaseError, _Locator, _merge, short, validate
 
 
 @cache
@@ -50,13 +52,28 @@ def schema_of(adapter):
     return schema
 
 
+MAX_CASE_BYTES = 4 * 2**20
+
+
 def _read(path):
+    """The text of a case file: a regular file (not a FIFO or device) of at most
+    MAX_CASE_BYTES, in UTF-8."""
     try:
-        return path.read_text()
+        if not stat.S_ISREG(path.stat().st_mode):
+            raise CaseError(f"{path}: not a regular file (a case file is a .toml file)")
+        with open(path, "rb") as stream:
+            data = stream.read(MAX_CASE_BYTES + 1)
     except FileNotFoundError:
         raise CaseError(f"{path}: case file not found") from None
     except OSError as error:
         raise CaseError(f"{path}: cannot read case file ({error.strerror})") from None
+    if len(data) > MAX_CASE_BYTES:
+        raise CaseError(f"{path}: larger than {MAX_CASE_BYTES // 2**20} MB; not a case file")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as error:
+        raise CaseError(f"{path}: not UTF-8 text (byte {error.start}); a case file is TOML, "
+                        "in UTF-8") from None
 
 
 def load(path, overrides=None):
@@ -67,21 +84,27 @@ def load(path, overrides=None):
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as error:
         raise CaseError(f"{path}: invalid TOML: {error}") from None
+    except RecursionError:
+        raise CaseError(f"{path}: invalid TOML: nested too deeply") from None
     touched = _merge(data, overrides or {})
     locator = _Locator(path, text, touched)
 
     known = adapters()
-    solver = data.get("physics", {}).get("solver")
-    if solver not in known:
+    physics = data.get("physics")
+    solver = physics.get("solver") if isinstance(physics, dict) else None
+    if not isinstance(solver, str) or solver not in known:
         where = locator.at("physics", "solver") if solver is not None else locator.at("physics")
-        raise CaseError(f"{where}: expected solver one of {', '.join(known)}, got {solver!r}")
+        raise CaseError(f"{where}: expected solver one of {', '.join(known)}, got "
+                        f"{short(solver)}")
     adapter = known[solver]
     validated = validate(data, schema_of(adapter), locator)
     if validated["case"]["name"] is None:
         validated["case"]["name"] = path.stem
-    if not re.fullmatch(r"[\w.-]+", validated["case"]["name"]):
+    if not re.fullmatch(r"[\w.-]{1,200}", validated["case"]["name"]):
         raise CaseError(f"{locator.at('case', 'name')}: expected letters, digits, '.', '_' or "
-                        f"'-' (it names the output files), got {validated['case']['name']!r}")
-    case = Case(path=path, text=text, data=validated, adapter=adapter, locator=locator)
+                        f"'-' (it names the output files), got {short(validated['case']['name'])}")
+    case = Case(path=path, text=text, data=validated, adapter=adapter, locator=locator,
+                overrides=dict(overrides or {}))
+    check_times(case)
     adapter.check(case)
     return case

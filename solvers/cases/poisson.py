@@ -1,6 +1,7 @@
 """Case-file sections of the Poisson / steady-heat solver (solver = "poisson"), their checks,
 and building the solver from a case. Expressions are of x, y, z (and t for boundary values)."""
 
+import math
 from pathlib import Path
 
 import numpy as np
@@ -12,11 +13,13 @@ from ..linalg.preconditioners import choices, help_text
 from ..mesh.generators import box, rectangle
 from ..mesh.meshio_reader import read_mesh
 from ..mesh.unstructured import MeshError
-from .schema import CaseError, Key
+from .bounds import check_cells, solver_errors
+from .schema import Key, short
 
 GENERATORS = ("rectangle", "box")
 
 SOLVER = PoissonSolver
+BYTES_PER_CELL = 4000  # per simplex, host, fp64, P2 (cases.bounds: the memory a mesh needs)
 SECTIONS = {
     "physics": {
         "degree": Key("choice", 1, choices=(1, 2), help="Lagrange element degree (P1 or P2)"),
@@ -54,7 +57,8 @@ SECTIONS = {
         "preconditioner": Key("choice", "amg", choices=choices("amg"),
                               help="CG preconditioner. " + help_text(
                                   "amg", "the same as amg here (an assembled matrix)")),
-        "rtol": Key("float", 1e-6, minimum=0, exclusive_minimum=True,
+        "rtol": Key("float", 1e-6, minimum=0, exclusive_minimum=True, maximum=1,
+                    exclusive_maximum=True,
                     help="CG stops at ||b - A u|| <= rtol ||b||"),
         "maxiter": Key("int", None, minimum=1, help="CG iteration limit (default 10 n)"),
     },
@@ -71,9 +75,11 @@ def mesh_of(case):
         path = Path(spec["file"])
         if not path.is_absolute():
             path = Path(case.path).parent / path
+        if not path.is_file():  # missing, a folder, a FIFO or a device
+            raise case.error("mesh", "file", f"{path}: not found or not a regular file")
         try:
             return read_mesh(path)
-        except MeshError as error:
+        except (MeshError, ValueError) as error:
             raise case.error("mesh", "file", str(error)) from None
     counts = spec["cells"]
     size = 2 if spec["generator"] == "rectangle" else 3
@@ -81,10 +87,14 @@ def mesh_of(case):
             or not all(isinstance(c, int) and not isinstance(c, bool) and c >= 1
                        for c in counts)):
         raise case.error("mesh", "cells", f"expected {size} positive integers for "
-                         f"{spec['generator']}, got {counts!r}")
-    if size == 2:
-        return rectangle(*counts, x=spec["x"], y=spec["y"])
-    return box(*counts, x=spec["x"], y=spec["y"], z=spec["z"])
+                         f"{spec['generator']}, got {short(counts)}")
+    check_cells(case, "cells", math.prod(counts) * (2 if size == 2 else 6), "simplices")
+    try:
+        if size == 2:
+            return rectangle(*counts, x=spec["x"], y=spec["y"])
+        return box(*counts, x=spec["x"], y=spec["y"], z=spec["z"])
+    except (MeshError, ValueError) as error:
+        raise case.error("mesh", "generator", str(error)) from None
 
 
 def _function(case, section, key, text, with_time=False):
@@ -107,7 +117,10 @@ def _function(case, section, key, text, with_time=False):
         except ExpressionError as error:
             raise case.error(section, key, str(error)) from None
 
-    function(*([np.zeros(1)] * 3), 0.0)  # fail early
+    try:  # fail early; values at the origin, which need not be in the mesh, may be infinite
+        evaluate(text, names([np.zeros(1)] * 3, 0.0), finite=False)
+    except ExpressionError as error:
+        raise case.error(section, key, str(error)) from None
     return function
 
 
@@ -161,7 +174,7 @@ def build(case):
     solver_spec, material = case.data["solver"], case.data["material"]
     exact = None if source["exact"] is None else _function(case, "source", "exact",
                                                            source["exact"])
-    try:
+    with solver_errors(case):
         return PoissonSolver(mesh, case.data["physics"]["degree"],
                              conductivity=material["conductivity"],
                              default_conductivity=material["default_conductivity"],
@@ -170,5 +183,3 @@ def build(case):
                              preconditioner=solver_spec["preconditioner"],
                              rtol=solver_spec["rtol"], maxiter=solver_spec["maxiter"],
                              exact=exact, backend=run["backend"], precision=run["precision"])
-    except (ValueError, MeshError) as error:
-        raise CaseError(f"{case.path}: {error}") from None

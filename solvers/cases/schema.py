@@ -8,6 +8,7 @@ The sections common to all solvers are defined here; each solver's adapter modul
 """
 
 import copy
+import math
 import re
 import tomllib
 from dataclasses import dataclass
@@ -31,6 +32,8 @@ class Key:
     minimum: float = None
     exclusive_minimum: bool = False
     help: str = ""
+    maximum: float = None
+    exclusive_maximum: bool = False
 
 
 COMMON_SECTIONS = {
@@ -56,15 +59,20 @@ COMMON_SECTIONS = {
         "fields": Key("list_str", None, help="fields to write (default: all the solver has)"),
         "plot": Key("bool", True, help="write NAME.png of the final state"),
         "plot_fields": Key("list_str", None, help="fields in the PNG (default: all written)"),
+        "checkpoint_interval": Key("float", 0.0, minimum=0, help="simulated time between "
+                                   "checkpoints DIR/NAME.checkpoint.h5, the state a run restarts "
+                                   "from (`solvers run --restart`); 0: none"),
+        "checkpoint_wall_seconds": Key("float", 0.0, minimum=0, help="wall-clock seconds "
+                                       "between checkpoints (also); 0: none"),
     },
     "run": {
         "backend": Key("choice", "auto", choices=("auto", "cuda", "host"),
                        help="auto: cuda if a GPU is available, else host"),
         "precision": Key("choice", "fp32", choices=("fp32", "fp64"), help="floating type"),
         "graph": Key("bool", True, help="replay captured CUDA graphs (false: eager launches)"),
-        "steps_per_graph": Key("int", 20, minimum=1,
+        "steps_per_graph": Key("int", 20, minimum=1, maximum=10000,
                                help="time steps per graph replay (the host checks the clock "
-                               "between replays)"),
+                               "between replays), at most 10000"),
     },
 }
 
@@ -78,10 +86,14 @@ class Case:
     data: dict
     adapter: object
     locator: object
+    overrides: dict = None  # as given to load(): {'section.key': value} or {section: {...}}
 
     @property
-    def name(self):
+    def name(self) -> str:
         return self.data["case"]["name"]
+
+    def __repr__(self):
+        return f"<Case {self.name}: {self.data['physics']['solver']} from {self.path}>"
 
     def error(self, section, key, message):
         """A CaseError about a key: 'file:line: [section] key: message'."""
@@ -97,9 +109,9 @@ class _Locator:
         self.overridden = overridden
 
     def at(self, section, key=None):
-        label = f"[{section}]" + (f" {key}" if key else "")
+        label = f"[{_plain(section)}]" + (f" {_plain(key)}" if key else "")
         if key and f"{section}.{key}" in self.overridden:
-            return f"--set {section}.{key}"
+            return f"--set {_plain(section)}.{_plain(key)}"
         current, header_line = None, None
         for number, line in enumerate(self.lines, 1):
             stripped = line.strip()
@@ -113,6 +125,11 @@ class _Locator:
         if header_line and not key:
             return f"{self.path}:{header_line}: {label}"
         return f"{self.path}: {label}"
+
+
+def _plain(name):
+    """A section or key name for a message: as it is if plain, else its short repr."""
+    return name if re.fullmatch(r"[\w.-]{1,40}", str(name)) else short(name, 40)
 
 
 def parse_override(text):
@@ -129,22 +146,22 @@ def parse_override(text):
 def parse_value(raw):
     try:
         return tomllib.loads(f"v = {raw}")["v"]
-    except tomllib.TOMLDecodeError:
+    except (tomllib.TOMLDecodeError, RecursionError):
         return raw.strip()
 
 
 def _check_value(spec, value, where):
     """The validated value, or a CaseError saying what was expected."""
     def fail(expected):
-        return CaseError(f"{where}: expected {expected}, got {value!r}")
+        return CaseError(f"{where}: expected {expected}, got {short(value)}")
 
     kind = spec.kind
     if kind == "int":
         if isinstance(value, bool) or not isinstance(value, int):
             raise fail("an integer")
     elif kind == "float":
-        if isinstance(value, bool) or not isinstance(value, (int, float)):
-            raise fail("a number")
+        if not _finite(value):
+            raise fail("a finite number")
         value = float(value)
     elif kind == "bool":
         if not isinstance(value, bool):
@@ -153,29 +170,51 @@ def _check_value(spec, value, where):
         if not isinstance(value, str):
             raise fail("a string")
     elif kind == "choice":
-        if value not in spec.choices:
-            raise fail(f"one of {', '.join(spec.choices)}")
+        if not any(type(value) is type(c) and value == c for c in spec.choices):
+            raise fail(f"one of {', '.join(str(c) for c in spec.choices)}")
     elif kind == "range":
-        if (not isinstance(value, list) or len(value) != 2
-                or not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in value)
+        if (not isinstance(value, list) or len(value) != 2 or not all(map(_finite, value))
                 or not value[1] > value[0]):
             raise fail("[lo, hi] with lo < hi")
-        value = (float(value[0]), float(value[1]))
+        lo, hi = float(value[0]), float(value[1])
+        if max(abs(lo), abs(hi)) > RANGE_BOUND or hi - lo < max(
+                RANGE_BOUND ** -1, 1e-9 * max(abs(lo), abs(hi))):
+            raise fail(f"[lo, hi] within +-{RANGE_BOUND:g} and hi - lo at least 1e-9 max(|lo|, "
+                       f"|hi|) and {RANGE_BOUND ** -1:g} (cell sizes, their squares and "
+                       "inverses finite)")
+        value = (lo, hi)
     elif kind == "list_str":
         if not isinstance(value, list) or not all(isinstance(v, str) for v in value) or not value:
             raise fail("a non-empty list of strings")
     elif kind == "expr":
-        if isinstance(value, bool) or not isinstance(value, (int, float, str)):
-            raise fail("a number or an expression string")
+        if not isinstance(value, str) and not _finite(value):
+            raise fail("a finite number or an expression string")
     elif kind == "table_float":
-        if not isinstance(value, dict) or not all(
-                isinstance(v, (int, float)) and not isinstance(v, bool) for v in value.values()):
-            raise fail("a table of numbers")
+        if not isinstance(value, dict) or not all(map(_finite, value.values())):
+            raise fail("a table of finite numbers")
     if spec.minimum is not None and kind in ("int", "float"):
         if value < spec.minimum or (spec.exclusive_minimum and value == spec.minimum):
             relation = ">" if spec.exclusive_minimum else ">="
             raise fail(f"a value {relation} {spec.minimum:g}")
+    if spec.maximum is not None and kind in ("int", "float"):
+        if value > spec.maximum or (spec.exclusive_maximum and value == spec.maximum):
+            raise fail(f"a value {'<' if spec.exclusive_maximum else '<='} {spec.maximum:g}")
     return value
+
+
+RANGE_BOUND = 1e100
+
+
+def _finite(value):
+    """A TOML number (not a boolean) that is finite."""
+    return (isinstance(value, (int, float)) and not isinstance(value, bool)
+            and math.isfinite(value))
+
+
+def short(value, limit=60):
+    """repr(value) for a one-line message: at most `limit` characters."""
+    text = repr(value)
+    return text if len(text) <= limit else text[:limit - 3] + "..."
 
 
 def validate(data, schema, locator):
@@ -215,7 +254,7 @@ def _merge(data, overrides):
         elif isinstance(value, dict):
             section, items = name, value
         else:
-            raise CaseError(f"override {name}={value!r}: expected section.key=value or "
+            raise CaseError(f"override {name}={short(value)}: expected section.key=value or "
                             "section={key: value}")
         data.setdefault(section, {})
         if not isinstance(data[section], dict):

@@ -3,6 +3,7 @@ checked boundary table of its sides."""
 
 from ..fv.sides import BoundaryError
 from ..mesh import StructuredGrid
+from .bounds import check_cells
 from .schema import REQUIRED, Key
 
 MESH = {
@@ -24,6 +25,7 @@ def grid_of(case, ndims=(1, 2)):
         solver = case.data["physics"]["solver"]
         raise case.error("mesh", "y", f"the {solver} solver needs a {ndims[0]}D grid"
                          + (" (ny and y)" if ndims[0] == 2 else ""))
+    check_cells(case, "nx" if ndim == 1 else "ny", mesh["nx"] * (mesh["ny"] or 1))
     if ndim == 1:
         return StructuredGrid(mesh["nx"], x=mesh["x"])
     return StructuredGrid(mesh["nx"], x=mesh["x"], ny=mesh["ny"], y=mesh["y"])

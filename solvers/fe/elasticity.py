@@ -31,6 +31,8 @@ from types import SimpleNamespace
 
 import numpy as np
 
+from ..mesh import Mesh
+from ..solver import BackendLike
 from .assembly import cells, facets
 from .boundary import nodal
 from .operator import AssembledOperator
@@ -88,10 +90,12 @@ def nodal_vector(value, points, what):
 class ElasticitySolver(SteadyFESolver):
     name = "elasticity"
 
-    def __init__(self, mesh, degree=1, young=None, poisson=None, default_young=1.0,
-                 default_poisson=0.3, plane=None, body_force=None, boundary=None,
-                 preconditioner="amg", rtol=1e-8, maxiter=None, renumber=True,
-                 backend="auto", precision="fp32"):
+    def __init__(self, mesh: Mesh, degree: int = 1, young: dict | None = None,
+                 poisson: dict | None = None, default_young: float = 1.0,
+                 default_poisson: float = 0.3, plane: str | None = None, body_force=None,
+                 boundary: dict | None = None, preconditioner: str = "amg", rtol: float = 1e-8,
+                 maxiter: int | None = None, renumber: bool = True,
+                 backend: BackendLike = "auto", precision: str = "fp32") -> None:
         d = mesh.dim
         if (plane is None) != (d == 3) or plane not in (None, *PLANES):
             expected = "none (3D)" if d == 3 else "'strain' or 'stress'"

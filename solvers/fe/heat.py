@@ -42,7 +42,8 @@ from ..backend.clock import DeviceClock
 from ..linalg import ConjugateGradient
 from ..linalg.preconditioners import check
 from ..linalg.preconditioners import preconditioner as build_preconditioner
-from ..solver import RunError, TimeDependentSolver
+from ..mesh import Mesh
+from ..solver import BackendLike, RunError, TimeDependentSolver
 from .assembly import THREADS, Assembler, cells
 from .boundary import dirichlet_values, nodal, split
 from .diffusion import Diffusion
@@ -77,10 +78,13 @@ def check_scheme(dt, theta, preconditioner="amg"):
 class HeatSolver(TimeDependentSolver):
     name = "heat"
 
-    def __init__(self, mesh, dt, theta=1.0, degree=1, conductivity=None,
-                 default_conductivity=1.0, capacity=None, default_capacity=1.0, source=0.0,
-                 initial=0.0, boundary=None, preconditioner="amg", rtol=1e-8, maxiter=None,
-                 exact=None, renumber=True, backend="auto", precision="fp32"):
+    def __init__(self, mesh: Mesh, dt: float, theta: float = 1.0, degree: int = 1,
+                 conductivity: dict | None = None, default_conductivity: float = 1.0,
+                 capacity: dict | None = None, default_capacity: float = 1.0, source=0.0,
+                 initial=0.0, boundary: dict | None = None, preconditioner: str = "amg",
+                 rtol: float = 1e-8, maxiter: int | None = None, exact=None,
+                 renumber: bool = True, backend: BackendLike = "auto",
+                 precision: str = "fp32") -> None:
         check_scheme(dt, theta, preconditioner)
         mesh.require_boundaries(list(boundary or {}))
         dirichlet, neumann, robin = split(dict(boundary or {}))
@@ -190,6 +194,13 @@ class HeatSolver(TimeDependentSolver):
         self.backend.write(self.u, u.astype(self.dtype))
         self.backend.fill(self.cg.x, 0)
         self.clock.set(t=t, steps=0)
+
+    def checkpoint_arrays(self):
+        """u, CG's last increment (the next initial guess), the system matrix and the dt it
+        was built for (a step clipped to an output time rebuilds it), and the failed flag."""
+        return {"u": self.u, "increment": self.cg.x, "matrix": self.system.matrix.values,
+                "matrix_full": self.system.full, "matrix_dt": self.matrix_dt,
+                "rebuild": self.rebuild, "failed": self.failed}
 
     def step(self):
         """Launch one time step (no host access: capturable)."""

@@ -18,6 +18,8 @@ of the assembled matrix, "jacobi" or "none"). Assembly, system and solve: steady
 
 import numpy as np
 
+from ..mesh import Mesh
+from ..solver import BackendLike
 from .boundary import nodal
 from .diffusion import Diffusion
 from .steady import SteadyFESolver
@@ -26,9 +28,11 @@ from .steady import SteadyFESolver
 class PoissonSolver(SteadyFESolver):
     name = "poisson"
 
-    def __init__(self, mesh, degree=1, conductivity=None, default_conductivity=1.0,
-                 source=0.0, boundary=None, preconditioner="amg", rtol=1e-8, maxiter=None,
-                 exact=None, renumber=True, backend="auto", precision="fp32"):
+    def __init__(self, mesh: Mesh, degree: int = 1, conductivity: dict | None = None,
+                 default_conductivity: float = 1.0, source=0.0, boundary: dict | None = None,
+                 preconditioner: str = "amg", rtol: float = 1e-8, maxiter: int | None = None,
+                 exact=None, renumber: bool = True, backend: BackendLike = "auto",
+                 precision: str = "fp32") -> None:
         dirichlet, neumann, robin = self._setup(mesh, degree, 1, boundary, preconditioner,
                                                 rtol, maxiter, renumber, backend, precision)
         self.exact = exact

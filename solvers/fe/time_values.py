@@ -15,7 +15,7 @@ import ast
 
 import numpy as np
 
-from ..expressions import CONSTANTS, evaluate
+from ..expressions import CONSTANTS, ExpressionError, evaluate, parse
 
 SOURCE = "fe/values.cu"
 THREADS = 256
@@ -49,8 +49,8 @@ def uses_time(value):
     if not isinstance(value, str):
         return False
     try:
-        tree = ast.parse(value.strip(), mode="eval")
-    except SyntaxError:
+        tree = parse(value)
+    except ExpressionError:
         return False  # the expression check reports it
     return any(isinstance(node, ast.Name) and node.id == "t" for node in ast.walk(tree))
 
@@ -63,20 +63,29 @@ class TimeFunction:
         self.text = str(text)
         self.constants = {name: float(value) for name, value in (constants or {}).items()}
         zero = np.zeros(1)
-        self(zero, zero, zero, 0.0)  # an ExpressionError for a bad expression, now
+        # An ExpressionError for a bad expression now, and for one with no device form
+        # before any compiler sees it.
+        evaluate(self.text, self._names(zero, zero, zero, 0.0), finite=False)
+        try:
+            self.c_expression()
+        except ValueError as error:
+            raise ExpressionError(str(error)) from None
 
-    def __call__(self, *args):
+    def _names(self, *args):
         coordinates, t = args[:-1], args[-1]
         names = {**dict(zip("xyz", coordinates)), "t": t, **self.constants}
         names.setdefault("y", 0.0)
         names.setdefault("z", 0.0)
-        return evaluate(self.text, names)
+        return names
+
+    def __call__(self, *args):
+        return evaluate(self.text, self._names(*args))
 
     def __repr__(self):
         return f"TimeFunction({self.text!r})"
 
     def c_expression(self):
-        return self._c(ast.parse(self.text.strip(), mode="eval").body)
+        return self._c(parse(self.text).body)
 
     def _c(self, node):
         if isinstance(node, ast.Constant):
@@ -84,8 +93,10 @@ class TimeFunction:
         if isinstance(node, ast.Name):
             if node.id in COORDINATES:
                 return node.id
-            value = self.constants.get(node.id, CONSTANTS.get(node.id))
-            return f"R({float(value)!r})"
+            value = float(self.constants.get(node.id, CONSTANTS.get(node.id)))
+            if not np.isfinite(value):
+                raise ValueError(f"'{self.text}': {node.id} = {value} is not a finite number")
+            return f"R({value!r})"
         if isinstance(node, ast.UnaryOp):
             operator = {ast.USub: "-", ast.UAdd: "+", ast.Not: "!", ast.Invert: "!"}
             return f"({operator[type(node.op)]}{self._c(node.operand)})"

@@ -6,13 +6,15 @@ second-order diffusive fluxes, SSP-RK2 or SSP-RK3 in time, dt from the CFL numbe
 Each Runge-Kutta stage is one fused kernel (raw_kernels/fv/advection_diffusion.cu) that computes
 every face flux of its tile once and updates the tile's cells. The velocity is given by its
 normal components on the cell faces and never changes, so the stability rate is reduced once at
-setup and each step's finish_dt turns it into dt.
+setup and each step's finish_dt turns it into dt; a stage that makes a value non-finite sets
+that rate to infinity, which stops the run as diverged.
 """
 
 import numpy as np
 
 from ..backend.clock import RATE_BLOCK, DeviceClock
-from ..solver import TimeDependentSolver
+from ..mesh import StructuredGrid
+from ..solver import BackendLike, TimeDependentSolver
 from .sides import BoundaryError, check_periodic_pairs, specs_by_side
 
 KERNELS = "fv/advection_diffusion.cu"
@@ -144,9 +146,10 @@ class AdvectionDiffusionSolver(TimeDependentSolver):
     name = "advection_diffusion"
     field_names = ("c",)
 
-    def __init__(self, grid, boundary, velocity, diffusivity=0.0, reconstruction="muscl",
-                 limiter="van_leer", time_integrator="ssp_rk2", cfl=0.5, backend="auto",
-                 precision="fp32"):
+    def __init__(self, grid: StructuredGrid, boundary: dict, velocity,
+                 diffusivity: float = 0.0, reconstruction: str = "muscl",
+                 limiter: str = "van_leer", time_integrator: str = "ssp_rk2", cfl: float = 0.5,
+                 backend: BackendLike = "auto", precision: str = "fp32") -> None:
         diffusivity = float(diffusivity)
         if not diffusivity >= 0 or not np.isfinite(diffusivity):
             raise ValueError(f"diffusivity must be a finite number >= 0, got {diffusivity}")
@@ -185,16 +188,18 @@ class AdvectionDiffusionSolver(TimeDependentSolver):
         inv_dy = 1.0 / grid.dy if grid.ndim == 2 else 0.0
         diffusion_x = diffusivity * inv_dx ** 2
         diffusion_y = diffusivity * inv_dy ** 2
-        kernels.advection_diffusion_rates.bind(
+        self._rates = kernels.advection_diffusion_rates.bind(
             partials, RATE_BLOCK, self.ax, self.ay, self.clock.rates, nx, ny, inv_dx, inv_dy,
-            2.0 * (diffusion_x + diffusion_y))()
+            2.0 * (diffusion_x + diffusion_y))
+        self._rates()
         tile = TILE_SHAPES[grid.ndim]
         launch = (-(-nx // tile[0]), -(-ny // tile[1]))
         periodic = (int(kinds[0] == "periodic"), int(grid.ndim == 2 and kinds[2] == "periodic"))
         self._stages = [
             kernels.advection_diffusion_stage.bind(
                 launch, tile, *self.buffers, self.clock.parity, src, dst, self.clock.dt,
-                self.ax, self.ay, nx, ny, *periodic, inv_dx, inv_dy, diffusion_x, diffusion_y, w)
+                self.ax, self.ay, nx, ny, *periodic, inv_dx, inv_dy, diffusion_x, diffusion_y, w,
+                self.clock.rates)  # a stage that makes a value non-finite sets an infinite rate
             for w, src, dst in self.stages]
 
     # -- state -----------------------------------------------------------------------------------
@@ -206,6 +211,12 @@ class AdvectionDiffusionSolver(TimeDependentSolver):
         state = c.reshape(self.grid.nx, self.grid.ny).T
         self.backend.write(self.buffers[0], np.ascontiguousarray(state, dtype=self.dtype))
         self.clock.set(t=t, steps=0, parity=0)
+        self._rates()  # again: a diverged earlier run left an infinite rate
+
+    def checkpoint_arrays(self):
+        """The state buffer the clock's parity names (the velocities are the case's; the
+        stability rate is the clock's)."""
+        return {"c": self.buffers[self.clock.read().parity]}
 
     def state(self):
         """Host copy of c, shape grid.shape, float64."""

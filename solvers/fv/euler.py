@@ -11,7 +11,8 @@ import math
 import numpy as np
 
 from ..backend.clock import RATE_BLOCK, DeviceClock
-from ..solver import TimeDependentSolver
+from ..mesh import StructuredGrid
+from ..solver import BackendLike, TimeDependentSolver
 from .sides import BoundaryError, check_periodic_pairs, specs_by_side
 
 RECONSTRUCTIONS = {"first_order": 1, "muscl": 2}
@@ -106,13 +107,14 @@ def parse_boundary(boundary, ndim):
             state = spec.get("inflow")
             if (set(spec) != {"inflow"} or not isinstance(state, dict)
                     or not set(state) <= {"rho", "vx", "vy", "p"} or not {"rho", "p"} <= set(state)
-                    or not all(isinstance(v, (int, float)) for v in state.values())):
+                    or not all(isinstance(v, (int, float)) and np.isfinite(v)
+                               for v in state.values())):
                 raise BoundaryError(side, "expected {inflow = {rho = .., vx = .., vy = .., "
                                     f"p = ..}} with rho and p, got {spec!r}")
             inflow[index] = [state.get(k, 0.0) for k in ("rho", "vx", "vy", "p")]
             if not (inflow[index, 0] > 0 and inflow[index, 3] > 0):
                 raise BoundaryError(side, "inflow rho and p must be > 0")
-        elif spec in BOUNDARY_KINDS and spec != "inflow":
+        elif isinstance(spec, str) and spec in BOUNDARY_KINDS and spec != "inflow":
             kinds[index] = BOUNDARY_KINDS[spec]
             continue
         else:
@@ -138,9 +140,10 @@ class EulerSolver(TimeDependentSolver):
 
     name = "euler"
 
-    def __init__(self, grid, boundary, gamma=1.4, reconstruction="muscl", limiter="mc",
-                 riemann="hllc", time_integrator="ssp_rk3", cfl=0.5, backend="auto",
-                 precision="fp32"):
+    def __init__(self, grid: StructuredGrid, boundary: dict, gamma: float = 1.4,
+                 reconstruction: str = "muscl", limiter: str = "mc", riemann: str = "hllc",
+                 time_integrator: str = "ssp_rk3", cfl: float = 0.5,
+                 backend: BackendLike = "auto", precision: str = "fp32") -> None:
         if not gamma > 1:
             raise ValueError(f"gamma must be > 1, got {gamma}")
         self.mesh = self.grid = grid
@@ -217,6 +220,11 @@ class EulerSolver(TimeDependentSolver):
         self.backend.write(self.buffers[0], state.transpose(0, 2, 1).astype(self.dtype))
         self.clock.set(t=t, steps=0, parity=0)
         self._rate()
+
+    def checkpoint_arrays(self):
+        """The state buffer the clock's parity names (the other two are written before they
+        are read in every step)."""
+        return {"conserved": self.buffers[self.clock.read().parity]}
 
     def conserved(self):
         """Host copy of the conserved variables, shape (nvar, *grid.shape), float64."""

@@ -1,4 +1,6 @@
-"""PNG plots of structured-grid fields (matplotlib, Agg; never touches pyplot's state)."""
+"""Plots of structured-grid fields (matplotlib, Agg; never touches pyplot's state): a Figure
+built by `field_figure` (what `solver.plot()` and `run.plot()` return, shown inline in Jupyter),
+written to a PNG by `save_png`; `plot_fields` does both for a run's NAME.png."""
 
 import math
 import os
@@ -11,12 +13,14 @@ MAX_PANEL_CELLS = 512  # per axis: about one a pixel
 
 
 def _matplotlib():
+    """The Figure class plots build (a PlotFigure: matplotlib's, with an Agg canvas)."""
     try:
-        from matplotlib.backends.backend_agg import FigureCanvasAgg
-        from matplotlib.figure import Figure
+        import matplotlib.figure  # noqa: F401  (raises here, not only at figure's first import)
+
+        from .figure import PlotFigure
     except ImportError as error:
-        raise ImportError("plotting needs matplotlib: pip install 'solvers[plot]'") from error
-    return Figure, FigureCanvasAgg
+        raise ImportError("plotting needs matplotlib: pip install matplotlib") from error
+    return PlotFigure
 
 
 def _coarsen(values, x_nodes, y_nodes, limit=MAX_PANEL_CELLS):
@@ -47,14 +51,19 @@ def _draw_streamlines(ax, grid, u, v):
 
 
 def plot_fields(png_path, grid, fields, names, title, streamlines=None):
-    """Plot fields[name] for each name into one PNG: lines against x in 1D, one pcolormesh with
-    a colorbar per field in 2D. Fields are arrays of grid.shape indexed [i, j]. streamlines:
-    None or cell-centred (u, v) of a 2D grid, drawn over every panel."""
+    """Plot fields into one PNG (see field_figure); returns its path."""
+    return save_png(field_figure(grid, fields, names, title, streamlines), png_path)
+
+
+def field_figure(grid, fields, names, title, streamlines=None):
+    """A Figure of fields[name] for each name: lines against x in 1D, one pcolormesh with a
+    colorbar per field in 2D, a tripcolor or the boundary surface on an unstructured mesh.
+    Fields are arrays of grid.shape indexed [i, j] (nodal values on a mesh). streamlines: None
+    or cell-centred (u, v) of a 2D grid, drawn over every panel."""
     if hasattr(grid, "cells"):  # an unstructured mesh of the finite-element solvers
-        from .plot_unstructured import plot_mesh_fields
-        return plot_mesh_fields(png_path, grid, fields, names, title)
-    Figure, FigureCanvasAgg = _matplotlib()
-    png_path = Path(png_path)
+        from .plot_unstructured import mesh_figure
+        return mesh_figure(grid, fields, names, title)
+    Figure = _matplotlib()
     n = len(names)
 
     if grid.ndim == 1:
@@ -93,16 +102,18 @@ def plot_fields(png_path, grid, fields, names, title, streamlines=None):
         for ax in axes[n:]:
             ax.set_visible(False)
 
-    return save_figure(fig, FigureCanvasAgg, png_path, title)
-
-
-def save_figure(fig, canvas_class, png_path, title):
-    """Title the figure and write it to png_path atomically (a temporary file renamed)."""
     fig.suptitle(title)
-    canvas_class(fig)
+    return fig
+
+
+def save_png(fig, png_path):
+    """Write a Figure to png_path atomically (a temporary file renamed); returns the path."""
+    from .figure import DPI
+
+    png_path = Path(png_path)
     temp = png_path.with_name(f".{png_path.name}.tmp-{os.getpid()}")
     try:
-        fig.savefig(temp, format="png", dpi=110)
+        fig.savefig(temp, format="png", dpi=DPI)
         os.replace(temp, png_path)
     finally:
         temp.unlink(missing_ok=True)

@@ -1,19 +1,17 @@
-"""PNG plots of nodal fields on triangle and tetrahedron meshes (matplotlib, Agg): tripcolor
+"""Plots of nodal fields on triangle and tetrahedron meshes (matplotlib, Agg): tripcolor
 (Gouraud) in 2D; in 3D the field on the mesh's boundary surface, seen from two sides."""
-
-from pathlib import Path
 
 import numpy as np
 
 from ..mesh.topology import boundary_facets
-from .plot import _matplotlib, save_figure
+from .plot import _matplotlib
 
 VIEWS = ((25, -60), (25, 120))  # (elevation, azimuth) of the two 3D views
 
 
-def plot_mesh_fields(png_path, mesh, fields, names, title):
-    Figure, FigureCanvasAgg = _matplotlib()
-    png_path = Path(png_path)
+def mesh_figure(mesh, fields, names, title):
+    """A Figure of the nodal fields[name] (vectors by their magnitude) for each name."""
+    Figure = _matplotlib()
     scalars = [(name, np.asarray(fields[name], np.float64)) for name in names]
     scalars = [(n, v if v.ndim == 1 else np.linalg.norm(v, axis=1)) for n, v in scalars]
     if mesh.dim == 2:
@@ -52,4 +50,5 @@ def plot_mesh_fields(png_path, mesh, fields, names, title):
                 ax.set_ylabel("y")
                 ax.set_zlabel("z")
             fig.colorbar(shade, ax=ax, shrink=0.7)
-    return save_figure(fig, FigureCanvasAgg, png_path, title)
+    fig.suptitle(title)
+    return fig

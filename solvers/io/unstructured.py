@@ -19,8 +19,8 @@ TOPOLOGY = {"triangle": "Triangle", "tetra": "Tetrahedron"}
 class UnstructuredRunWriter(RunWriter):
     """RunWriter for a solvers.fe Mesh: fields are nodal, (npoints,) or (npoints, k)."""
 
-    def __init__(self, out_dir, name, mesh, attrs):
-        super().__init__(out_dir, name, mesh, attrs)
+    def __init__(self, out_dir, name, mesh, attrs, targets=()):
+        super().__init__(out_dir, name, mesh, attrs, targets)
         self.vector_fields = True
 
     def _write_mesh(self, group):
@@ -32,9 +32,8 @@ class UnstructuredRunWriter(RunWriter):
     def _stored(self, value, final):
         return value, "node"
 
-    def _write_xdmf(self, h5_path):
-        xdmf = h5_path.with_suffix(".xdmf")
-        return write_unstructured_xdmf(xdmf, h5_path.name, self.grid, self.snapshots,
+    def _write_xdmf(self, xdmf_path, h5_name):
+        return write_unstructured_xdmf(xdmf_path, h5_name, self.grid, self.snapshots,
                                        self.field_dtypes, self._field_shapes)
 
     def _checked(self, fields):

@@ -63,6 +63,10 @@ def write_document(path, root):
     ET.indent(root)
     text = '<?xml version="1.0" ?>\n' + ET.tostring(root, encoding="unicode") + "\n"
     temp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
-    temp.write_text(text)
-    os.replace(temp, path)
+    try:
+        temp.write_text(text)
+        os.replace(temp, path)
+    except OSError:
+        temp.unlink(missing_ok=True)
+        raise
     return path

@@ -55,6 +55,10 @@ SOURCE = "linalg/multigrid.cu"
 COARSE_MAX = 1024  # the largest grid mg_coarse_solve holds (in shared memory)
 COARSE_THREADS = 256  # threads of the one mg_coarse_solve block
 COARSE_REDUCTION = 0.01  # error reduction of the default coarsest-level solve
+# ... in at most this many steps: on a strongly anisotropic grid the degree grows as the square
+# root of the condition number (a cell aspect of 10^6: ~10^6 steps a cycle); capped, the coarse
+# solve is partial (still symmetric positive definite, the cycle weaker) and its cost bounded.
+MAX_COARSE_SWEEPS = 1000
 MIN_COARSE_CELLS = 4  # coarsening stops before an axis would get fewer cells
 TILES = {2: (16, 16, 1), 3: (8, 8, 4)}  # (TX, TY, TZ) of mg_residual_restrict
 SMOOTHERS = ("chebyshev", "jacobi")
@@ -109,12 +113,13 @@ def chebyshev_steps(lower, upper, degree):
     return steps
 
 
-def chebyshev_degree(lower, upper, reduction):
-    """The least degree whose Chebyshev polynomial on [lower, upper] is <= reduction there."""
+def chebyshev_degree(lower, upper, reduction, most=MAX_COARSE_SWEEPS):
+    """The least degree whose Chebyshev polynomial on [lower, upper] is <= reduction there, at
+    most `most`."""
     root = np.sqrt(upper / lower)
     q = (root - 1) / (root + 1)
     degree = 1
-    while 2 * q**degree / (1 + q**(2 * degree)) > reduction:
+    while degree < most and 2 * q**degree / (1 + q**(2 * degree)) > reduction:
         degree += 1
     return degree
 

@@ -34,3 +34,24 @@ def cell_edges(cells):
     keys, inverse = np.unique(pairs[:, 0] * n + pairs[:, 1], return_inverse=True)
     edges = np.stack([keys // n, keys % n], axis=1)
     return edges, inverse.ravel().reshape(len(local), -1).T.copy()
+
+
+def first_repeat(rows, times=2):
+    """Indices (ascending) of `times` rows with one vertex set, the first such group in the
+    lexicographic order of the sorted rows, or None if no vertex set occurs `times` times."""
+    if len(rows) < times:
+        return None
+    ordered = np.sort(rows, axis=1)
+    order = np.lexsort(ordered.T[::-1])
+    ordered = ordered[order]
+    # Sorted, so rows k and k + times - 1 agree only if the rows between them do too.
+    same = np.all(ordered[times - 1:] == ordered[:len(rows) - times + 1], axis=1)
+    if not same.any():
+        return None
+    first = int(np.argmax(same))
+    return np.sort(order[first:first + times])
+
+
+def all_facets(cells):
+    """Every cell's facets (LOCAL_FACETS order): facet k * m + c is facet k of cell c."""
+    return np.concatenate([cells[:, list(local)] for local in LOCAL_FACETS[cells.shape[1]]])

@@ -14,9 +14,12 @@ from math import factorial
 
 import numpy as np
 
+from .topology import all_facets, first_repeat
+
 CELL_TYPES = {2: "triangle", 3: "tetra"}  # meshio's names, by spatial dimension
 FACET_TYPES = {2: "line", 3: "triangle"}
 DEGENERATE = 1e-12  # |signed measure| below this times h^dim (h: the cell's longest edge)
+OVERLAP_SLACK = 1e-9  # relative rounding allowed when the cells' measures fill the box
 
 
 class MeshError(ValueError):
@@ -117,6 +120,7 @@ class Mesh:
             raise MeshError(f"{where}: cell {cell} is inverted (negative "
                             f"{self._measure_name()} {measures[cell]:.3g}; vertices "
                             f"{self.cells[cell].tolist()})")
+        self._check_overlaps(measures)
         for name, facets in self.boundaries.items():
             if facets.size and (facets.min() < 0 or facets.max() >= self.npoints):
                 raise MeshError(f"{where}: boundary '{name}' refers to nodes outside 0.."
@@ -125,6 +129,27 @@ class Mesh:
             if cells.size and (cells.min() < 0 or cells.max() >= self.ncells):
                 raise MeshError(f"{where}: material '{name}' refers to cells outside 0.."
                                 f"{self.ncells - 1}")
+
+    def _check_overlaps(self, measures):
+        """Cells that cover the same space twice: two cells of one vertex set, a facet shared
+        by more than two cells (a duplicated or overlapping cell next to the others), and cells
+        whose total measure exceeds the bounding box's (overlaps sharing no facet)."""
+        where, m = self.source, self.ncells
+        twins = first_repeat(self.cells)
+        if twins is not None:
+            raise MeshError(f"{where}: cells {int(twins[0])} and {int(twins[1])} are duplicates "
+                            f"(both have the vertices {sorted(self.cells[twins[0]].tolist())})")
+        facets = all_facets(self.cells)
+        shared = first_repeat(facets, 3)
+        if shared is not None:
+            cells = ", ".join(str(int(f) % m) for f in shared)
+            raise MeshError(f"{where}: facet {sorted(facets[shared[0]].tolist())} is shared by "
+                            f"cells {cells} (at most two cells meet at a facet): cells overlap")
+        total = float(measures.sum())
+        extent = float(np.prod(self.points.max(axis=0) - self.points.min(axis=0)))
+        if total > extent * (1 + OVERLAP_SLACK):
+            raise MeshError(f"{where}: the {m} cells' total {self._measure_name()} {total:.6g} "
+                            f"exceeds the {extent:.6g} of their bounding box: cells overlap")
 
     def _measure_name(self):
         return "area" if self.dim == 2 else "volume"

@@ -2,6 +2,7 @@
 
 import shutil
 
+from .._metadata import DISTRIBUTION
 from ..backend.host import cache_dir, compiler, compiler_version, cpu_name
 from .runner import versions
 
@@ -26,7 +27,7 @@ def _cuda_lines():
 
 
 def info_lines():
-    lines = ["solvers " + versions().get("solvers", "(not installed)")]
+    lines = ["solvers " + versions().get(DISTRIBUTION, "(not installed)")]
     lines.append("  " + ", ".join(f"{k} {v}" for k, v in versions().items()))
     lines += _cuda_lines()
     have_cxx = shutil.which(compiler()) is not None

@@ -1,6 +1,10 @@
-"""Progress of a run for the command line: a redrawn bar on a terminal, plain lines otherwise."""
+"""Progress of a run: for the command line a redrawn bar on a terminal, plain lines otherwise;
+for `run.run(progress=...)` also a tqdm bar (a notebook widget in Jupyter), a caller's object or
+function (`as_progress`)."""
 
 import sys
+from collections.abc import Callable
+from typing import Protocol, runtime_checkable
 
 BAR_WIDTH = 24
 REDRAW_SECONDS = 0.2  # at most 5 redraws a second
@@ -94,6 +98,98 @@ class Progress:
             self.stream.write("\n")
             self.stream.flush()
             self._width = 0
+
+
+@runtime_checkable
+class ProgressDisplay(Protocol):
+    """What a run reports its progress to: `update(t, steps, elapsed)` after each graph replay
+    (elapsed: wall seconds since the run started), `close()` once at the end."""
+
+    def update(self, t: float, steps: int, elapsed: float) -> None: ...
+
+    def close(self) -> None: ...
+
+
+ProgressLike = bool | ProgressDisplay | Callable[[float, int, float], object] | None
+
+
+class _Callback:
+    """A function f(t, steps, elapsed) as a progress display."""
+
+    def __init__(self, function):
+        self.function = function
+
+    def update(self, t, steps, elapsed):
+        self.function(t, steps, elapsed)
+
+    def close(self):
+        pass
+
+
+class TqdmProgress:
+    """A tqdm bar over simulated time (t of end_time), with steps and cell updates per second
+    after it; tqdm.auto makes it a widget in Jupyter and a text bar elsewhere."""
+
+    def __init__(self, bar, end_time, cells):
+        self.bar = bar
+        self.end_time = float(end_time)
+        self.cells = int(cells)
+        self._first = None  # (steps, elapsed) at the first update, as Progress counts rates
+        if bar.total is None:
+            bar.total = self.end_time
+
+    def update(self, t, steps, elapsed):
+        if self._first is None:
+            self._first = (steps, elapsed)
+        steps0, elapsed0 = self._first
+        rate = (steps - steps0) * self.cells / (elapsed - elapsed0) if elapsed > elapsed0 else 0
+        self.bar.set_postfix_str(f"steps {steps}, {format_rate(rate)}", refresh=False)
+        self.bar.update(min(t, self.bar.total) - self.bar.n)
+
+    def close(self):
+        self.bar.close()
+
+
+def _tqdm_bar(progress):
+    """progress if it is a tqdm bar (tqdm already imported by whoever made it), else None."""
+    tqdm = sys.modules.get("tqdm")
+    return progress if tqdm is not None and isinstance(progress, tqdm.tqdm) else None
+
+
+def default_bar(name, end_time, cells):
+    """The bar of `progress=True`: tqdm.auto's where tqdm is installed, else a Progress line."""
+    try:
+        from tqdm.auto import tqdm
+    except ImportError:
+        return Progress(end_time, cells)
+    bar = tqdm(total=float(end_time), desc=name, unit="",
+               bar_format="{desc}: {percentage:3.0f}%|{bar}| t={n:.4g}/{total:.4g} "
+               "[{elapsed}<{remaining}{postfix}]")
+    return TqdmProgress(bar, end_time, cells)
+
+
+def as_progress(progress, run):
+    """What `CaseRun.run(progress=...)` accepts, as a display with update and close (or None):
+    None or False: nothing; True: `default_bar` (nothing for a steady solve, which has no time
+    to show); a tqdm bar: it, filled with simulated time; any object with `update(t, steps,
+    elapsed)` and `close()`: itself; a function f(t, steps, elapsed): called after each
+    replay."""
+    if progress is None or progress is False:
+        return None
+    if progress is True:
+        if run.steady:
+            return None
+        return default_bar(run.name, run.simulation.end_time, run.mesh.ncells)
+    bar = _tqdm_bar(progress)
+    if bar is not None:
+        return TqdmProgress(bar, run.simulation.end_time, run.mesh.ncells)
+    if isinstance(progress, ProgressDisplay):
+        return progress
+    if callable(progress):
+        return _Callback(progress)
+    raise TypeError(f"progress must be True, False, None, an object with update(t, steps, "
+                    f"elapsed) and close(), or a function f(t, steps, elapsed); got "
+                    f"{type(progress).__name__}")
 
 
 def progress_for(run, quiet=False):

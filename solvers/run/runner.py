@@ -1,21 +1,38 @@
 """A case turned into a running simulation with output: what `solvers.load_case` returns and
 what `solvers run` drives. It uses only the solver contract (solvers/solver.py)."""
 
+from __future__ import annotations
+
 import json
+import os
 import platform
 import sys
+from collections.abc import Sequence
 from importlib import metadata
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
-from ..cases import load
-from ..solver import RunError, SteadySolver
+import numpy as np
+
+from .._metadata import DISTRIBUTION
+from ..cases import CaseError, load
+from ..cases.resolved import dumps, overrides_json
+from ..solver import RunError, RunResult, SteadySolver
+from . import restart as checkpoints
+from .progress import ProgressLike, as_progress
+from .signals import deferred, handled
 from .simulation import Simulation
 from .steady import SteadySolve
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
+
+    from ..backend.clock import ClockReading
 
 
 def versions():
     out = {"python": platform.python_version()}
-    for package in ("solvers", "numpy", "scipy", "h5py", "cupy-cuda12x", "cupy-cuda13x"):
+    for package in (DISTRIBUTION, "numpy", "scipy", "h5py", "cupy-cuda12x", "cupy-cuda13x"):
         try:
             out[package] = metadata.version(package)
         except metadata.PackageNotFoundError:
@@ -28,9 +45,10 @@ class CaseRun:
 
     run() advances to the end time and writes <out>/<name>.h5, .xdmf and .png; step(n) takes
     n steps; fields are host NumPy copies; mesh and solver_class are the objects behind it.
+    With `restart` (a checkpoint or partial run file) it continues from that state (restart.py).
     """
 
-    def __init__(self, case):
+    def __init__(self, case, restart: str | os.PathLike | None = None) -> None:
         self.case = case
         self.solver = case.adapter.build(case)
         self.solver_class = type(self.solver)
@@ -45,10 +63,23 @@ class CaseRun:
             self.simulation = Simulation(
                 self.solver, data["time"]["end"], output_interval=data["output"]["interval"],
                 steps_per_graph=data["run"]["steps_per_graph"], graph=data["run"]["graph"],
-                max_steps=data["time"]["max_steps"])
+                max_steps=data["time"]["max_steps"],
+                checkpoint_interval=data["output"]["checkpoint_interval"],
+                checkpoint_wall_seconds=data["output"]["checkpoint_wall_seconds"])
+        self.checkpointing = bool(data["output"]["checkpoint_interval"]
+                                  or data["output"]["checkpoint_wall_seconds"])
+        if self.checkpointing and (self.steady
+                                   or not checkpoints.supports_checkpoints(self.solver)):
+            raise case.error("output", "checkpoint_interval", f"the {self.solver.name} solver "
+                             "does not write checkpoints")
+        self.restart = checkpoints.restore(self, restart) if restart is not None else None
 
     def __repr__(self):
-        return f"<CaseRun {self.name}: {self.solver!r}, t={self.t:.6g}, {self.steps} steps>"
+        if self.steady:
+            state = "solved" if self.simulation.info is not None else "not solved yet"
+        else:
+            state = f"t={self.t:.6g} of {self.simulation.end_time:g}, {self.steps} steps"
+        return f"<CaseRun {self.name}: {self.solver!r}, {state}>"
 
     def _checked_fields(self, key, available):
         names = self.case.data["output"][key] or list(available)
@@ -59,27 +90,33 @@ class CaseRun:
         return names
 
     @property
-    def name(self):
+    def name(self) -> str:
         return self.case.name
 
     @property
-    def t(self):
+    def t(self) -> float:
         return self.simulation.t
 
     @property
-    def steps(self):
+    def steps(self) -> int:
         return self.simulation.steps
 
     @property
-    def fields(self):
+    def fields(self) -> dict[str, np.ndarray]:
         return self.solver.fields()
 
-    def step(self, n=1):
+    def step(self, n: int = 1) -> ClockReading:
         return self.simulation.step(n)
 
     def attrs(self):
-        """Metadata stored on the HDF5 root."""
+        """Metadata stored on the HDF5 root: the case as given and as resolved (every
+        override and default applied, TOML), the overrides (JSON), solver, scheme, platform."""
+        try:
+            resolved = dumps(self.case.data)
+        except ValueError:  # a Python override with no TOML form
+            resolved = json.dumps(self.case.data, default=repr)
         return {"case": self.case.text, "case_path": str(self.case.path),
+                "resolved_case": resolved, "overrides": overrides_json(self.case.overrides),
                 "solver": self.solver.name, "precision": self.solver.precision,
                 "scheme": json.dumps(self.solver.scheme), "versions": json.dumps(versions()),
                 **{k: str(v) for k, v in self.solver.backend.describe().items()}}
@@ -89,34 +126,79 @@ class CaseRun:
         fields = self.solver.fields()
         return {name: fields[name].astype(self.solver.dtype) for name in names}
 
-    def run(self, write=True, progress=None):
-        """Advance to the end time. With write, snapshots and final state go to the case's
-        output folder. Returns a RunResult; on RunError or interrupt the snapshots written so
-        far are kept in <name>.partial.h5 and the error is re-raised."""
+    @property
+    def checkpoint_path(self) -> Path:
+        return Path(self.case.data["output"]["dir"]) / f"{self.name}.checkpoint.h5"
+
+    def write_checkpoint(self, path: str | os.PathLike | None = None) -> Path:
+        """Write the current state to `path` (default <out>/<name>.checkpoint.h5)."""
+        return checkpoints.write(self, path or self.checkpoint_path)
+
+    def _writer(self, out_dir):
+        """The run file's writer (the folder checked before the run); after a restart from a
+        partial file it holds that file's snapshots."""
         from ..io import writer_class
 
+        attrs = self.attrs()
+        if self.restart:
+            attrs.update(restart_from=str(self.restart.path), restart_time=self.t,
+                         restart_steps=self.steps)
+        writer = writer_class(self.mesh)(out_dir, self.name, self.mesh, attrs, targets=[
+            self.checkpoint_path, Path(out_dir) / f"{self.name}.png"])
+        if self.restart and self.restart.in_run_file:
+            try:
+                writer.carry(self.restart.path, self.steps, self.output_fields)
+            except OSError as error:
+                writer.abort()
+                raise CaseError(f"{self.restart.path}: cannot read its snapshots: "
+                                f"{error.strerror or error}") from None
+        return writer
+
+    def run(self, write: bool = True, progress: ProgressLike = None) -> RunResult:
+        """Advance to the end time. With write, snapshots and final state go to the case's
+        output folder (and checkpoints, if the case asks for them). Returns a RunResult; on
+        RunError, a write error (OutputError) or interrupt (SIGINT, SIGTERM, SIGHUP) the
+        snapshots written so far are kept in <name>.partial.h5, with the state to restart
+        from, and the error is re-raised.
+
+        progress: True shows a bar (tqdm's where installed, a notebook widget in Jupyter; else
+        a line on stderr); a tqdm bar, an object with update(t, steps, elapsed) and close(), or
+        a function f(t, steps, elapsed) called after each graph replay also work."""
         out_dir = self.case.data["output"]["dir"]
-        writer_type = writer_class(self.mesh)
-        writer = writer_type(out_dir, self.name, self.mesh, self.attrs()) if write else None
+        writer = None
+        with handled():
+            try:
+                with deferred():  # no signal between the temp file's creation and the try
+                    writer = self._writer(out_dir) if write else None
+                return self._run(writer, out_dir, progress)
+            except (RunError, KeyboardInterrupt) as error:
+                with deferred():
+                    partial = writer.abort(checkpoints.abort_state(self)) if writer else None
+                if partial:
+                    error.partial_output = partial
+                raise
+
+    def _run(self, writer, out_dir, progress):
         sim = self.simulation
         if writer:
             sim.on_output = lambda s: writer.snapshot(s.t, s.steps,
                                                       self._selected(self.output_fields))
-        if progress:
+            if self.checkpointing:
+                sim.on_checkpoint = lambda s: self.write_checkpoint()
+        progress = as_progress(progress, self)
+        sim.on_progress = None
+        if progress is not None:
             sim.on_progress = lambda s, elapsed: progress.update(s.t, s.steps, elapsed)
         try:
             result = sim.run()
-        except (RunError, KeyboardInterrupt) as error:
-            partial = writer.abort() if writer else None
-            if partial:
-                error.partial_output = partial
-            raise
         finally:
-            if progress:
+            if progress is not None:
                 progress.close()
         if writer:
-            writer.datasets(self.solver.datasets())
-            paths = writer.finish(result.t, result.steps, self._selected(self.output_fields))
+            with deferred():  # a signal now ends the run after its files are complete
+                writer.datasets(self.solver.datasets())
+                paths = writer.finish(result.t, result.steps,
+                                      self._selected(self.output_fields))
             result.files = list(paths.values())
             if self.case.data["output"]["plot"]:
                 try:
@@ -125,19 +207,42 @@ class CaseRun:
                     print(f"solvers: {error}; no PNG written", file=sys.stderr)
         return result
 
-    def _plot(self, out_dir, result):
-        from ..io.plot import plot_fields
+    def plot(self, fields: Sequence[str] | None = None,
+             path: str | os.PathLike | None = None) -> Figure:
+        """A matplotlib Figure of the current state of `fields` (default: output.plot_fields),
+        as the run's PNG draws them; Jupyter shows it inline. Written to `path` (a PNG) if
+        given."""
+        from ..io.plot import save_png
 
-        path = Path(out_dir) / f"{self.name}.png"
+        names = list(self.plot_fields if fields is None else fields)
+        for name in names:
+            if name not in self.solver.field_names:
+                raise ValueError(f"unknown field '{name}' (expected some of "
+                                 f"{', '.join(self.solver.field_names)})")
+        title = self.name if self.steady else f"{self.name}: t={self.t:.6g}, {self.steps} steps"
+        figure = self._figure(names, title)
+        if path is not None:
+            save_png(figure, path)
+        return figure
+
+    def _figure(self, names, title):
+        from ..io.plot import field_figure
+
         # A solver may draw its fields on another mesh (elasticity: the deformed shape).
         mesh, note = self.solver.plot_mesh()
+        return field_figure(mesh, self._selected(names), names, title + note,
+                            streamlines=self.solver.plot_vectors())
+
+    def _plot(self, out_dir, result):
+        from ..io.plot import save_png
+
         title = f"{self.name}: {self.solver.report(result).summary}"
-        plot_fields(path, mesh, self._selected(self.plot_fields), self.plot_fields,
-                    title + note, streamlines=self.solver.plot_vectors())
-        return path
+        return save_png(self._figure(self.plot_fields, title), Path(out_dir) / f"{self.name}.png")
 
 
-def load_case(path, **overrides):
+def load_case(path: str | os.PathLike, restart: str | os.PathLike | None = None,
+              **overrides: Any) -> CaseRun:
     """Load a case file and build its simulation. Overrides are {section: {key: value}} or
-    {'section.key': value}, e.g. load_case('cases/sod.toml', mesh={'nx': 800})."""
-    return CaseRun(load(path, overrides))
+    {'section.key': value}, e.g. load_case('cases/sod.toml', mesh={'nx': 800}). With `restart`
+    (a checkpoint or partial run file of this case) the run continues from that state."""
+    return CaseRun(load(path, overrides), restart=restart)

@@ -3,7 +3,9 @@ time-dependent Simulation, so the runner and the command line drive both."""
 
 import time
 
-from ..solver import RunError, RunResult
+import numpy as np
+
+from ..solver import RunError, RunResult, SteadySolver
 
 
 class SteadySolve:
@@ -11,7 +13,7 @@ class SteadySolve:
 
     end_time = 0.0
 
-    def __init__(self, solver, on_output=None, on_progress=None):
+    def __init__(self, solver: SteadySolver, on_output=None, on_progress=None):
         self.solver = solver
         self.on_output = on_output
         self.on_progress = on_progress
@@ -20,12 +22,22 @@ class SteadySolve:
         self.info = None
 
     @property
-    def fields(self):
+    def fields(self) -> dict[str, np.ndarray]:
         return self.solver.fields()
 
-    def run(self):
+    def __repr__(self):
+        state = "not solved yet" if self.info is None else repr(self.info)
+        return f"<SteadySolve {type(self.solver).__name__}: {state}>"
+
+    def run(self) -> RunResult:
         start = time.perf_counter()
-        _, self.info = self.solver.solve()
+        try:
+            _, self.info = self.solver.solve()
+        except (ValueError, ArithmeticError) as error:
+            # A system the solve cannot start on (non-finite entries from extreme input), in
+            # one line; the preconditioner and the Krylov solver are built only here.
+            raise RunError(f"the solve could not start: {' '.join(str(error).split())}") \
+                from None
         wall = time.perf_counter() - start
         if not self.info.converged:
             raise RunError(self.solver.failure_message(self.info))

@@ -8,6 +8,7 @@ keeps the rows of the runs that finished.
 
 import csv
 import itertools
+import math
 import os
 import sys
 from pathlib import Path
@@ -16,6 +17,8 @@ from ..cases import CaseError, load, parse_override, parse_value
 from ..solver import RunError
 from .progress import progress_for
 from .runner import CaseRun
+
+MAX_RUNS = 10_000
 
 
 def split_values(text):
@@ -65,6 +68,9 @@ def _write_csv(path, rows):
 def run_sweep(case_path, sets, base_overrides, quiet=False):
     axes = sweep_axes(sets)
     names = [name for name, _ in axes]
+    count = math.prod(len(values) for _, values in axes)
+    if count > MAX_RUNS:
+        raise CaseError(f"--set: {count:.3g} combinations, at most {MAX_RUNS} runs in a sweep")
     combos = list(itertools.product(*[values for _, values in axes]))
     base_name = load(case_path, base_overrides).name
     cases = []
@@ -76,7 +82,7 @@ def run_sweep(case_path, sets, base_overrides, quiet=False):
     out_dir = Path(cases[0][1].data["output"]["dir"])
     out_dir.mkdir(parents=True, exist_ok=True)
     table = out_dir / f"{base_name}-sweep.csv"
-    rows, failures = [], 0
+    rows, failures, first_failure = [], 0, None
     for k, (values, case) in enumerate(cases):
         row = {"run": case.name, **values}
         if not quiet:
@@ -89,9 +95,13 @@ def run_sweep(case_path, sets, base_overrides, quiet=False):
                        **run.solver.report(result).figures, output=str(result.files[0]))
         except (RunError, CaseError) as error:
             failures += 1
+            first_failure = first_failure or f"{case.name}: {error}"
             row.update(status=f"failed: {error}")
         rows.append(row)
         _write_csv(table, rows)
     if not quiet:
         print(f"sweep: {len(rows) - failures} of {len(rows)} runs ok; table {table}")
+    if failures:  # on stderr, --quiet or not: the exit status alone does not say why
+        print(f"solvers: sweep: {failures} of {len(rows)} runs failed (the first, "
+              f"{first_failure}); table {table}", file=sys.stderr)
     return 1 if failures else 0

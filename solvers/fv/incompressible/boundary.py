@@ -56,7 +56,10 @@ class Boundaries:
 def _profile(side, value, count):
     if isinstance(value, (int, float)) and not isinstance(value, bool):
         return np.full(count, float(value))
-    values = np.asarray(value, dtype=float) if not callable(value) else None
+    try:
+        values = None if callable(value) else np.asarray(value, dtype=float)
+    except (TypeError, ValueError):
+        values = None
     if values is None or values.shape != (count,) or not np.all(np.isfinite(values)):
         raise BoundaryError(side, f"inflow profile must be a number or {count} finite values "
                             "(one per boundary face)")
@@ -78,7 +81,7 @@ def parse_boundaries(boundary, nx, ny):
         elif isinstance(spec, dict) and set(spec) == {"inflow"}:
             inflow[index] = _profile(side, spec["inflow"], ny if index < 2 else nx)
             kind = "inflow"
-        elif spec in KINDS and spec != "inflow":
+        elif isinstance(spec, str) and spec in KINDS and spec != "inflow":
             kind = spec
         else:
             raise BoundaryError(side, "expected periodic, wall, {wall = speed}, slip, "

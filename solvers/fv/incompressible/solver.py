@@ -32,8 +32,10 @@ import numpy as np
 
 from ...backend.clock import DeviceClock
 from ...linalg.preconditioners import MULTIGRIDS
-from ...solver import TimeDependentSolver
+from ...mesh import StructuredGrid
+from ...solver import BackendLike, TimeDependentSolver
 from .boundary import BoundaryError, parse_boundaries  # noqa: F401 (re-export)
+from .checkpoint import SeriesCheckpoint
 from .fields import (
     cell_velocity,
     centreline_profiles,
@@ -72,7 +74,7 @@ def _blocks(n, size):
     return -(-n // size)
 
 
-class IncompressibleSolver(TimeDependentSolver):
+class IncompressibleSolver(SeriesCheckpoint, TimeDependentSolver):
     """The state and kernels of one incompressible flow on a 2D StructuredGrid; `step()`
     launches one time step (capturable: no host read, the pressure solve included).
 
@@ -95,12 +97,13 @@ class IncompressibleSolver(TimeDependentSolver):
 
     name = "incompressible"
 
-    def __init__(self, grid, boundary, nu, advection="central", cfl=0.5, force=(0.0, 0.0),
-                 obstacle=None, reference_velocity=None, reference_length=None,
+    def __init__(self, grid: StructuredGrid, boundary: dict, nu: float,
+                 advection: str = "central", cfl: float = 0.5, force=(0.0, 0.0), obstacle=None,
+                 reference_velocity=None, reference_length=None,
                  pressure_preconditioner="multigrid", pressure_rtol=1e-6, pressure_maxiter=None,
                  pressure_divergence=1e-6,
-                 steady_tolerance=0.0, steady_window=None, inflow_ramp=0.0, backend="auto",
-                 precision="fp32"):
+                 steady_tolerance=0.0, steady_window=None, inflow_ramp=0.0,
+                 backend: BackendLike = "auto", precision: str = "fp32") -> None:
         if grid.ndim != 2:
             raise ValueError("the incompressible solver needs a 2D grid")
         if not nu > 0:
@@ -116,6 +119,10 @@ class IncompressibleSolver(TimeDependentSolver):
         speed = self.boundaries.max_speed()
         self.reference_velocity = float(reference_velocity or speed or 1.0)
         self.reference_length = float(reference_length or (grid.y[1] - grid.y[0]))
+        for name in ("reference_velocity", "reference_length"):  # squares, inverses finite
+            if not 1e-100 <= getattr(self, name) <= 1e100:
+                raise ValueError(f"{name} must be in [1e-100, 1e100], got "
+                                 f"{getattr(self, name):g}")
         self.steady_tolerance = float(steady_tolerance)
         self.steady_window = float(steady_window or
                                    0.1 * self.reference_length / self.reference_velocity)
@@ -324,6 +331,15 @@ class IncompressibleSolver(TimeDependentSolver):
         if self.steady_tolerance > 0 and diag[DIAG_STEADY]:
             return "steady state reached"
         return None
+
+    # -- checkpoints ---------------------------------------------------------------------------
+    def checkpoint_arrays(self):
+        """Velocities and pressure, the AB2 history (last N and dt), the steady window (its
+        reference, refresh flag and diag) and the history rows not yet read."""
+        return {"u": self.u, "v": self.v, "p": self.p, "n_u_old": self.nu_old,
+                "n_v_old": self.nv_old, "dt_prev": self.dt_prev, "u_ref": self.u_ref,
+                "v_ref": self.v_ref, "refresh": self.refresh, "diag": self.diag,
+                "history": self.history}
 
     def coefficients(self):
         """Drag and lift coefficients 2 F / (U_ref^2 L_ref) of the recorded steps."""
