@@ -117,3 +117,14 @@ def test_steady_sweep_rows_count_iterations_and_dofs(tmp_path):
     assert [int(r["dofs"]) for r in rows] == [81, 289]  # P2 nodes of 4x4 and 8x8 squares
     assert all(int(r["iterations"]) > 0 and float(r["residual"]) <= 1e-6 for r in rows)
     assert not {"steps", "t", "cell_updates_per_second"} & set(rows[0])
+
+
+def test_a_checkpoint_interval_too_small_to_count_checkpoints_every_replay():
+    """t / interval overflows to inf: the next checkpoint is due now, not an OverflowError."""
+    solver = ConstantRate(rate=1e-20)
+    saved = []
+    simulation = Simulation(solver, end_time=1e30, steps_per_graph=1, max_steps=2,
+                            checkpoint_interval=1e-300, on_checkpoint=lambda s: saved.append(s.t))
+    with pytest.raises(RunError, match="max_steps=2"):
+        simulation.run()
+    assert saved and saved[0] == 1e20

@@ -66,7 +66,10 @@ class Simulation:
         """The simulated time of the next checkpoint: the next multiple of the interval."""
         if self.checkpoint_interval <= 0:
             return math.inf
-        return self.checkpoint_interval * (math.floor(self.t / self.checkpoint_interval) + 1)
+        intervals = self.t / self.checkpoint_interval
+        if not math.isfinite(intervals):  # an interval too small to count: every replay
+            return self.t
+        return self.checkpoint_interval * (math.floor(intervals) + 1)
 
     def _checkpoint(self, marks):
         """Call on_checkpoint if one is due; marks = [next simulated time, last wall time]."""
