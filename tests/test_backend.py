@@ -91,15 +91,31 @@ def test_clock_lands_exactly_on_stop_time_and_then_idles(backend_name):
     backend = get_backend(backend_name)
     clock = DeviceClock(backend, np.float32, partials=3, cfl=0.5)
     backend.write(clock.rates, [2.0, 1.0, 0.5])  # dt = 0.5 / 2
-    clock.set(t=0.0, t_stop=0.6)
+    clock.set(t=0.0, t_stop=0.85)
     readings = []
-    for _ in range(4):
+    for _ in range(5):
         clock.finish_dt()
         readings.append(clock.read())
-    assert [r.t for r in readings] == [0.25, 0.5, 0.6, 0.6]
-    assert [r.steps for r in readings] == [1, 2, 3, 3]
-    assert [r.parity for r in readings] == [1, 0, 1, 1]  # flips with each step taken
+    # Two full steps, then the 0.35 left (within 2 dt) in two equal steps, never a short one.
+    assert [r.t for r in readings] == [0.25, 0.5, 0.675, 0.85, 0.85]
+    assert [r.steps for r in readings] == [1, 2, 3, 4, 4]
+    assert [r.parity for r in readings] == [1, 0, 1, 0, 0]  # flips with each step taken
     assert readings[-1].dt == 0.0
+
+
+def test_clock_absorbs_a_rounding_remainder_into_the_last_step(backend_name):
+    """Ten steps of 0.1 to t_stop = 1: the sum of the dt falls short of 1 by rounding, and the
+    last step stretches by that much instead of leaving a step of 1e-16."""
+    backend = get_backend(backend_name)
+    clock = DeviceClock(backend, np.float64, partials=1, cfl=0.1)
+    backend.write(clock.rates, [1.0])
+    clock.set(t=0.0, t_stop=1.0)
+    dts = []
+    for _ in range(11):
+        clock.finish_dt()
+        dts.append(clock.read().dt)
+    assert clock.read().t == 1.0 and clock.read().steps == 10
+    assert min(dts[:10]) > 0.1 * (1 - 1e-12) and dts[10] == 0.0
 
 
 def test_non_finite_state_sets_the_divergence_flag(backend_name):
@@ -113,6 +129,12 @@ def test_non_finite_state_sets_the_divergence_flag(backend_name):
     solver.step()
     reading = solver.clock.read()
     assert reading.diverged and reading.dt == 0.0 and reading.steps == 0
+    # A new state clears the flag: the solver steps again.
+    u[2, 17] = 3.0
+    solver.set_conserved(u)
+    solver.step()
+    reading = solver.clock.read()
+    assert not reading.diverged and reading.steps == 1
 
 
 def test_a_kernel_outside_the_package_compiles_from_its_path(tmp_path):

@@ -5,7 +5,7 @@
 // graph replays.
 //
 // Compile-time (from solvers/backend/clock.py):
-//   FINISH_THREADS  the most threads of finish_dt's one block (the size of its shared array)
+//   FINISH_THREADS  the most threads of the one block of these kernels (their shared arrays)
 #include "prelude.h"
 #include "reduce.h"
 #include "clock.h"
@@ -15,9 +15,9 @@
 #endif
 
 // Reduce the per-block maxima of the stability rate (1/s) written by a solver's rate kernel,
-// take dt = cfl / rate, clip it to land exactly on t_stop, and advance the clock. Launched as
-// one block of 32 to FINISH_THREADS threads, a power of two (finish_threads in clock.py).
-// Nothing later in a step reads t, so t moves forward here already.
+// take dt = cfl / rate, land it on t_stop (landed_step in clock.h) and advance the clock.
+// Launched as one block of 32 to FINISH_THREADS threads, a power of two (finish_threads in
+// clock.py). Nothing later in a step reads t, so t moves forward here already.
 // parity flips with every step taken: a solver that alternates its state between two buffers
 // reads from it which one the step writes (a step with dt = 0 writes nothing and flips nothing).
 REDUCTION BLOCK_KERNEL void finish_dt(const real* __restrict__ rates, int n,
@@ -33,32 +33,36 @@ REDUCTION BLOCK_KERNEL void finish_dt(const real* __restrict__ rates, int n,
             clock[1] = ctrl[CTRL_T_STOP];
             clock[2] = ctrl[CTRL_STATUS];
         }
-        real m = R(0);
-        for (int k = threadIdx.x; k < n; k += blockDim.x) m = fmax(m, rates[k]);
-        s[threadIdx.x] = m;
     }
-    block_max(s);
+    partials_max(rates, n, s);
     PHASE {
         if (threadIdx.x == 0) {
             const double rate = (double)s[0], t_stop = clock[1];
-            double t = clock[0];
-            double dt = 0.0;
+            ClockStep step = {0.0, clock[0]};
             if (!(rate < (double)REAL_INF)) {
                 ctrl[CTRL_STATUS] = 1.0;
-            } else if (t < t_stop && clock[2] == 0.0) {
-                dt = cfl / rate;
-                if (t + dt >= t_stop) {
-                    dt = t_stop - t;
-                    t = t_stop;
-                } else {
-                    t += dt;
-                }
+            } else if (step.t < t_stop && clock[2] == 0.0) {
+                step = landed_step(step.t, t_stop, cfl / rate);
                 ctrl[CTRL_STEPS] += 1.0;
                 parity[0] ^= 1;
             }
-            ctrl[CTRL_T] = t;
-            ctrl[CTRL_DT] = dt;
-            dt_out[0] = (real)dt;
+            ctrl[CTRL_T] = step.t;
+            ctrl[CTRL_DT] = step.dt;
+            dt_out[0] = (real)step.dt;
         }
+    }
+}
+
+// The next dt of a state the host has just set, for a solver whose step kernels take their dt
+// from the clock and advance it themselves (one-launch steps, see clock.h): the per-block
+// maxima of the state's stability rate reduced as in finish_dt, and cfl / rate left in ctrl
+// (or the run stopped on a non-finite rate). Launched as finish_dt is.
+REDUCTION BLOCK_KERNEL void next_dt(const real* __restrict__ rates, int n,
+                                    double* __restrict__ ctrl, real cfl)
+{
+    __shared__ real s[FINISH_THREADS];
+    partials_max(rates, n, s);
+    PHASE {
+        if (threadIdx.x == 0) record_next_dt(ctrl, s[0], cfl);
     }
 }

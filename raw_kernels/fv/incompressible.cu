@@ -218,7 +218,9 @@ DEVICE bool boundary_face(int i, int n, int kind_lo, int kind_hi)
 // kernel multiplies by the cell area): partial sums per block into force_partials (x for
 // every block, then y). It leaves out the rest of the last projection in u^n (u = -dt grad
 // p on the body's faces), which is the same pressure force one step late, so the force does
-// not depend on dt. Body faces never lie on the domain's boundary (i, j > 0 there).
+// not depend on dt while dt is constant; on the two steps after dt changes (landing on an
+// output time) it deviates by a transient, as the body faces' leftover velocity scales with
+// dt. Body faces never lie on the domain's boundary (i, j > 0 there).
 BLOCK_KERNEL void ins_predict(const real* __restrict__ u, const real* __restrict__ v,
                               real* __restrict__ us, real* __restrict__ vs,
                               real* __restrict__ nu_old, real* __restrict__ nv_old,

@@ -4,6 +4,9 @@ A solver leaves in `rates` one partial maximum of the stability rate (largest st
 block of its last kernel; a step starts with `finish_dt` (raw_kernels/core/control.cu), which
 turns them into dt, clips it to the stop time and advances t. It also flips `parity` (an int on
 the device) with every step taken, for solvers that alternate their state between two buffers.
+A solver whose step is one launch (one-launch steps, raw_kernels/core/clock.h) does neither:
+its kernel reads dt from the clock at its start and its last block advances the clock at its
+end (with `tickets`, `cfl`); after setting a state it launches `next_dt` instead.
 The host reads the clock only between graph replays. The layout of the clock's `ctrl` array is
 defined once, in raw_kernels/core/clock.h, and read from there.
 """
@@ -20,7 +23,7 @@ CTRL_T, CTRL_DT, CTRL_T_STOP, CTRL_STEPS, CTRL_STATUS, CTRL_SIZE = (
     integer_defines(LAYOUT)[name]
     for name in ("CTRL_T", "CTRL_DT", "CTRL_T_STOP", "CTRL_STEPS", "CTRL_STATUS", "CTRL_SIZE"))
 RATE_BLOCK = 256  # threads per block of the rate kernels (a solver passes it to its kernels)
-FINISH_THREADS = 1024  # most threads of finish_dt's one block (8192^2 Euler: ~10^4 partials)
+FINISH_THREADS = 1024  # most threads of the control kernels' one block (8192^2 Euler: ~10^4)
 
 
 def kernel_defines():
@@ -65,17 +68,27 @@ class DeviceClock:
         self.partials = int(partials)
         self.rates = backend.zeros((self.partials,), real_dtype)
         self.parity = backend.zeros((1,), np.int32)
+        self.tickets = backend.zeros((1,), np.int32)  # the last-block counter of one-launch steps
         kernels = backend.module(SOURCE, real_dtype, kernel_defines())
-        self._finish = kernels.finish_dt.bind(1, finish_threads(partials), self.rates,
-                                              self.partials, self.ctrl, self.dt, self.parity, cfl)
+        threads = finish_threads(partials)
+        self._finish = kernels.finish_dt.bind(1, threads, self.rates, self.partials, self.ctrl,
+                                              self.dt, self.parity, cfl)
+        self._next_dt = kernels.next_dt.bind(1, threads, self.rates, self.partials, self.ctrl,
+                                             cfl)
 
     def arrays(self):
-        """The clock's device arrays, all of its state (for checkpoints)."""
+        """The clock's device arrays, all of its state (for checkpoints; tickets are 0 between
+        launches)."""
         return {"ctrl": self.ctrl, "dt": self.dt, "rates": self.rates, "parity": self.parity}
 
     def finish_dt(self):
         """Launch: dt from self.rates (filled by the solver), then advance t."""
         self._finish()
+
+    def next_dt(self):
+        """Launch, for one-launch steps: the next dt from self.rates, the rates of a state the
+        host has just set (the step kernels advance the clock themselves)."""
+        self._next_dt()
 
     def read(self):
         ctrl = self.backend.to_host(self.ctrl)
@@ -85,11 +98,14 @@ class DeviceClock:
                             parity=int(self.backend.to_host(self.parity)[0]))
 
     def set(self, t=None, t_stop=None, steps=None, parity=None):
-        """Change the clock between replays (never inside a captured step)."""
+        """Change the clock between replays (never inside a captured step). Setting t starts
+        from a new state: the divergence flag of the old one is cleared."""
         ctrl = self.backend.to_host(self.ctrl)
         for index, value in ((CTRL_T, t), (CTRL_T_STOP, t_stop), (CTRL_STEPS, steps)):
             if value is not None:
                 ctrl[index] = value
+        if t is not None:
+            ctrl[CTRL_STATUS] = 0.0
         self.backend.write(self.ctrl, ctrl)
         if parity is not None:
             self.backend.write(self.parity, np.array([parity], np.int32))
