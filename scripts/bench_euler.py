@@ -3,6 +3,7 @@ the two floors of METHOD.md, measured on the card, and against an unfused CuPy v
 same scheme (solvers/verification/euler_unfused.py).
 
     python scripts/bench_euler.py [--sizes 256,512,1024] [--json bench_euler.json]
+    python scripts/bench_euler.py --only tts [--tts-cfl hancock=0.9]  # time to solution alone
     python scripts/bench_euler.py --backend host --sizes 64,128      # CPU smoke test
 
 Problem: 2D, periodic, MUSCL (MC limiter) + HLLC + SSP-RK3, cfl 0.5, on n x n cells of a
@@ -12,7 +13,15 @@ bandwidth, GFLOP/s over the FLOP count below as a fraction of the measured FMA r
 graph-over-eager speedup, and device memory per cell. At the first size, in fp32, it also times
 the same step with stages that only copy the state (scripts/kernels/euler_floor.cu, same dt
 kernel and arguments): what a graph of the step's kernels costs without their work, against their
-eager launches. A compact table is printed last; full numbers go to --json.
+eager launches.
+
+Then the time-to-solution part of issue 19 (euler_tts.py; `--only tts` runs it alone, `--only
+step` leaves it out): the Kelvin-Helmholtz case to t = 0.25 in fp32 with each of our time
+integrators against our JAX baselines (jax_euler.py; skipped with a note where jax is not
+importable), the step of each integrator on that case at the targets' small sizes, and the 3D
+grid where the solver has one, each target as PASS, MISS or n/a.
+
+A compact table is printed last; full numbers go to --json.
 """
 
 import argparse
@@ -20,10 +29,12 @@ import statistics
 import sys
 import time
 from pathlib import Path
+from types import SimpleNamespace
 
 import benchrun
 import ceilings
 import devicetime
+import euler_tts
 import numpy as np
 
 from solvers.backend import get_backend
@@ -46,6 +57,8 @@ STAGES, NVAR = 3, 4
 UNFUSED_BYTES_PER_CELL = 400  # a margin over the ~270 B/cell the unfused fp32 step peaks at
 SCHEME_DEFINES = scheme_defines(2, "muscl", "mc", "hllc")
 COPY_BLOCK = 256  # threads per block of the copy-only stages
+TTS_SIZES = {"cuda": {"tts_sizes": [1024, 4096], "step_sizes": [256, 512], "sizes_3d": [256, 512]},
+             "host": {"tts_sizes": [32], "step_sizes": [16], "sizes_3d": [8]}}
 # The copy-only stage: a benchmark's kernel, kept beside the script, not in the package.
 FLOOR_SOURCE = Path(__file__).resolve().parent / "kernels" / "euler_floor.cu"
 
@@ -289,7 +302,7 @@ def steps_for(cells, work, k):
 def parse_args(argv):
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--backend", choices=("cuda", "host"), default="cuda")
-    p.add_argument("--sizes", default="256,512,1024,2048,4096,8192",
+    p.add_argument("--sizes", default="256,512,1024,2048,4096,8192", type=size_list,
                    help="comma-separated n of n x n grids")
     p.add_argument("--precisions", default="fp32,fp64")
     p.add_argument("--json", default="bench_euler.json")
@@ -300,8 +313,37 @@ def parse_args(argv):
     p.add_argument("--unfused-budget", type=float, default=None,
                    help="seconds for the unfused runs of one size (default 3 cuda, 1 host)")
     p.add_argument("--max-seconds", type=float, default=210,
-                   help="skip what is left once the script has run this long")
-    return p.parse_args(argv)
+                   help="skip what is left of the step table once the script has run this long")
+    p.add_argument("--only", choices=("step", "tts"), default=None,
+                   help="run only the step table or only the time-to-solution part")
+    p.add_argument("--tts-sizes", type=size_list, help="n of the n x n Kelvin-Helmholtz runs "
+                   "to the end time (default 1024,4096 cuda, 32 host)")
+    p.add_argument("--tts-end", type=float, default=0.25, help="their end time")
+    p.add_argument("--tts-cfl", default={}, type=cfls,
+                   help="cfl by time integrator, e.g. hancock=0.9 (default: the case file's)")
+    p.add_argument("--step-sizes", type=size_list, help="n of the n x n Kelvin-Helmholtz "
+                   "grids of the step targets (default 256,512 cuda, 16 host)")
+    p.add_argument("--sizes-3d", type=size_list, help="n of the n^3 grids, where StructuredGrid "
+                   "takes nz (default 256,512 cuda, 8 host)")
+    args = p.parse_args(argv)
+    # The time-to-solution part's sizes: the issue's on cuda, a smoke test's on the host.
+    defaults = TTS_SIZES[args.backend]
+    for name in defaults:
+        if getattr(args, name) is None:
+            setattr(args, name, defaults[name])
+    return args
+
+
+def size_list(text):
+    return [int(n) for n in text.split(",") if n]
+
+
+def cfls(text):
+    """'name=value,...' -> {name: value}."""
+    pairs = [item.split("=") for item in text.split(",") if item]
+    if not all(len(pair) == 2 for pair in pairs):
+        raise argparse.ArgumentTypeError(f"expected name=value,..., got '{text}'")
+    return {name: float(value) for name, value in pairs}
 
 
 def run(args):
@@ -309,11 +351,11 @@ def run(args):
     dev = Device(args.backend)
     work = args.work or (1e9 if dev.cuda else 2e5)
     budget = args.unfused_budget or (3.0 if dev.cuda else 1.0)
-    sizes = [int(s) for s in args.sizes.split(",")]
+    sizes = args.sizes
     precisions = args.precisions.split(",")
     ceil = ceilings.measure(args.backend)
     report = {"card": dev.backend.describe(), "versions": benchrun.versions(dev.cuda),
-              "ceilings": ceil,
+              "ceilings": ceil, "only": args.only,
               "scheme": "2D periodic, MUSCL (MC) on primitives, HLLC (Davis), SSP-RK3, cfl 0.5",
               "flops_per_cell_stage_no_halo": FLOPS_PER_CELL_STAGE_MIN,
               "gflops_basis": "3 x flops_per_cell_stage of each row (the fused kernel's count "
@@ -322,7 +364,7 @@ def run(args):
               "checks": check_against_unfused(dev), "runs": [], "skipped": [], "errors": []}
     rng = np.random.default_rng(1)
     unfused_estimate = 0.0  # seconds per step per cell, from the last size
-    for n in sizes:
+    for n in sizes if args.only != "tts" else ():
         cells = n * n
         u = initial_state(n, rng)
         k = min(args.steps_per_graph, steps_for(cells, work, 1))
@@ -373,6 +415,12 @@ def run(args):
                                "bytes_per_cell_measured": result["pool_peak_bytes_per_cell"],
                                **metrics(result["time"], n, 4, ceil, "fp32",
                                          FLOPS_PER_CELL_STAGE_MIN)})
+    # The time-to-solution part, timed like the step table.
+    if args.only != "step":
+        report["tts"] = euler_tts.run(dev, SimpleNamespace(
+            backend=args.backend, t_end=args.tts_end, cfl=args.tts_cfl, sizes=args.tts_sizes,
+            step_sizes=args.step_sizes, sizes_3d=args.sizes_3d, work=work, repeats=args.repeats,
+            steps_per_graph=args.steps_per_graph, copy_gbs=ceil["copy"]["gbs"]))
     report["wall_seconds"] = time.perf_counter() - start
     return report
 
@@ -386,8 +434,22 @@ def table(report):
     ceil, card = report["ceilings"], report["card"]
     fp = "  ".join(f"{p} {ceil[p]['gflops']:.0f} GFLOP/s" for p in ("fp32", "fp64") if ceil[p])
     lines = [f"Euler 2D MUSCL-MC/HLLC/SSP-RK3 periodic on {card['device']} ({card['backend']}); "
-             f"copy {ceil['copy']['gbs']:.0f} GB/s  {fp}",
-             f"FLOP/cell-stage: fused as executed (halo included) in column flop; "
+             f"copy {ceil['copy']['gbs']:.0f} GB/s  {fp}"]
+    # The step table, unless only the time-to-solution part ran.
+    if report["only"] != "tts":
+        lines += step_table(report)
+    lines += [f"ERROR: {e}" for e in report["errors"]]
+    lines.append("checks (fused vs unfused, 3 steps): " + ", ".join(
+        f"{p} {c['rel_error']:.1e} {'ok' if c['ok'] else 'FAILED'}"
+        for p, c in report["checks"].items()))
+    if "tts" in report:
+        lines.append(euler_tts.table(report["tts"]))
+    return "\n".join(lines)
+
+
+def step_table(report):
+    """The lines of the step table, its targets last."""
+    lines = [f"FLOP/cell-stage: fused as executed (halo included) in column flop; "
              f"{FLOPS_PER_CELL_STAGE_MIN} without the halo; bytes/cell-step 24 words",
              f"{'size':>7} {'prec':4} {'impl':7} {'ms/step':>9} {'Gcell/s':>8} {'GB/s':>7} "
              f"{'%copy':>6} {'GFLOP/s':>8} {'%fp':>6} {'flop':>5} {'xfloor':>7} {'B/cell':>11} "
@@ -411,12 +473,8 @@ def table(report):
                      f"floor of graph replay): graph {1e3 * times['graph']:.4f} ms, eager "
                      f"{1e3 * times['eager']:.4f} ms, {floor['graph_over_eager']:.1f}x")
     lines += [f"skipped: {s}" for s in report["skipped"]]
-    lines += [f"ERROR: {e}" for e in report["errors"]]
     lines.append("targets: " + "; ".join(targets(report)))
-    lines.append("checks (fused vs unfused, 3 steps): " + ", ".join(
-        f"{p} {c['rel_error']:.1e} {'ok' if c['ok'] else 'FAILED'}"
-        for p, c in report["checks"].items()))
-    return "\n".join(lines)
+    return lines
 
 
 def targets(report):
@@ -445,7 +503,8 @@ def targets(report):
 
 
 def passed(report):
-    return all(c["ok"] for c in report["checks"].values()) and not report["errors"]
+    return (all(c["ok"] for c in report["checks"].values()) and not report["errors"]
+            and not report.get("tts", {}).get("errors"))
 
 
 def main(argv=None):

@@ -1,6 +1,7 @@
 """Every kernel source compiles with NVRTC for the RTX 4090 (sm_89) and the H100 (sm_90), in
 fp32 and fp64, without errors or warnings, and fp32 builds contain no FP64 arithmetic outside
-kernels marked REDUCTION. Only the NVRTC library is needed (no GPU, no CUDA toolkit); in CI
+kernels marked REDUCTION and device functions marked REDUCTION_DEVICE (or called from REDUCTION
+kernels only). Only the NVRTC library is needed (no GPU, no CUDA toolkit); in CI
 SOLVERS_REQUIRE_NVRTC=1 turns a missing NVRTC into a failure instead of a skip. The host
 compiler must accept the same sources with -Wall -Wextra silently."""
 
@@ -106,6 +107,27 @@ def static_shared_bytes(body):
     return sum(int(size) for size in re.findall(r"\.shared\s[^;]*\[(\d+)\];", body))
 
 
+# The device functions a source marks REDUCTION_DEVICE (prelude.h): out of line on the GPU.
+_REDUCTION_DEVICE = re.compile(r"REDUCTION_DEVICE\s+\w+\s+(\w+)\s*\(")
+_FUNC = re.compile(r"^(?:\.\w+\s+)*\.func\s+(?:\([^)]*\)\s*)?(\w+)\s*\(", re.MULTILINE)
+
+
+def ptx_functions(ptx):
+    """{PTX name: (source name, PTX body)} of every .func a PTX text defines (declarations
+    without a body left out); the source name with C++ mangling (_Z<length><name>...) undone."""
+    found = {}
+    for match in _FUNC.finditer(ptx):
+        after = ptx[match.end():].split(")", 1)[1].lstrip()  # past the parameter list
+        if after.startswith(";"):
+            continue
+        symbol = name = match.group(1)
+        mangled = re.match(r"_Z(\d+)", symbol)
+        if mangled:
+            name = symbol[mangled.end():mangled.end() + int(mangled.group(1))]
+        found[symbol] = (name, after[:after.index("\n}")])
+    return found
+
+
 def fp64_lines(body):
     return [line.strip() for line in body.splitlines()
             if re.search(r"\.f64\b", line) and not line.strip().startswith("//")]
@@ -156,6 +178,16 @@ def test_nvrtc_compiles_clean(filename, arch, bits):
                 assert signatures[name].reduction or not found, (
                     f"{filename} {flags}: kernel {name} has FP64 arithmetic in fp32:\n"
                     + "\n".join(found[:10]))
+            # A function with FP64 is marked REDUCTION_DEVICE, or called from REDUCTION kernels
+            # only (a libdevice helper of their double arithmetic).
+            reduction_functions = set(_REDUCTION_DEVICE.findall(source))
+            for symbol, (name, body) in ptx_functions(ptx).items():
+                found = fp64_lines(body)
+                callers = [kernel for kernel, code in entries.items() if symbol in code]
+                assert (name in reduction_functions or not found or callers and all(
+                    signatures[kernel].reduction for kernel in callers)), (
+                    f"{filename} {flags}: device function {name} has FP64 arithmetic in fp32:\n"
+                    + "\n".join(found[:10]))
 
 
 def test_shared_memory_count_reads_the_declarations():
@@ -163,6 +195,16 @@ def test_shared_memory_count_reads_the_declarations():
               's[threadIdx.x] = a[threadIdx.x]; __syncthreads(); a[threadIdx.x] = s[6999]; }')
     ptx, _ = nvrtc_compile(source, ["--gpu-architecture=compute_90"])
     assert static_shared_bytes(ptx_entries(ptx)["f"]) == 56000 > STATIC_SHARED_LIMIT
+
+
+def test_fp64_check_reads_out_of_line_functions():
+    """A device function kept out of line is a .func of its own, outside every .entry: the check
+    reads it by its source name."""
+    source = ('__device__ __noinline__ float tenth(float x) { return (float)(x * 0.1); }\n'
+              'extern "C" __global__ void f(float* a) { a[threadIdx.x] = tenth(a[0]); }')
+    ptx, _ = nvrtc_compile(source, ["--gpu-architecture=compute_90"])
+    assert not fp64_lines(ptx_entries(ptx)["f"])
+    assert fp64_lines(ptx_functions(ptx)["_Z5tenthf"][1])
 
 
 def test_fp64_check_catches_double_literals():

@@ -66,7 +66,8 @@ def test_defaults_and_overrides(tmp_path):
     (('p = "where(x < 0.5, 1.0, 0.1)"', 'p = "sinn(x)"'), {},
      r"case.toml:9: \[initial\] p: 'sinn\(x\)': unknown function"),
     (('p = "where(x < 0.5, 1.0, 0.1)"', 'p = "xx + 1"'), {},
-     r"\[initial\] p: 'xx \+ 1': unknown name 'xx' \(known: deposit, dx, dy, e, gamma, pi, x, y\)"),
+     r"\[initial\] p: 'xx \+ 1': unknown name 'xx' "
+     r"\(known: deposit, dx, dy, dz, e, gamma, pi, x, y, z\)"),
     (('solver = "euler"', 'solver = "navier"'), {},
      r"case.toml:2: \[physics\] solver: expected solver one of (\w+, )*euler, .*got 'navier'"),
     (("", ""), {"initial.vy": 1.0}, r"--set initial.vy: a 1D grid has no y velocity"),

@@ -125,8 +125,8 @@ def test_progress_of_a_steady_solve_and_bad_values(tmp_path, capsys):
 
 def test_public_classes_have_readable_reprs(tmp_path):
     run = sod(tmp_path)
-    assert repr(run) == ("<CaseRun sod: <EulerSolver euler: StructuredGrid(nx=32, x=(0.0, 1.0), "
-                         "ny=1, y=None), host, fp32>, t=0 of 0.2, 0 steps>")
+    assert repr(run) == ("<CaseRun sod: <EulerSolver euler: StructuredGrid(nx=32, x=(0.0, 1.0)), "
+                         "host, fp32>, t=0 of 0.2, 0 steps>")
     assert repr(run.case) == f"<Case sod: euler from {CASES / 'sod.toml'}>"
     assert repr(run.simulation) == ("<Simulation EulerSolver: t=0 of 0.2, 0 steps, output "
                                     "every 0.05>")

@@ -9,10 +9,12 @@ from pathlib import Path
 
 import pytest
 
+from solvers.fv.euler import TIME_INTEGRATORS
+
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "scripts"))
 
 SMOKE_TESTS = {
-    "bench_euler": ["--sizes", "32", "--precisions", "fp32"],
+    "bench_euler": ["--sizes", "32", "--precisions", "fp32", "--work", "2e4"],
     "bench_linalg": ["--sizes", "small"],
     "bench_fem": ["--dofs", "small"],
     "bench_heat": ["--dofs", "small"],
@@ -32,3 +34,8 @@ def test_benchmark_smoke_test_runs(script, tmp_path, capsys):
     assert f"full results: {out}" in capsys.readouterr().out
     if script == "bench_euler":  # its out-of-package kernel, scripts/kernels/euler_floor.cu, ran
         assert report["copy_floor"]["s_per_step"]["graph"] > 0
+        # and the time-to-solution part: each integrator to the end time (JAX where installed)
+        tts = report["tts"]
+        assert {r["scheme"] for r in tts["runs"] if r["impl"] == "ours"} == set(TIME_INTEGRATORS)
+        assert all(r["t"] == pytest.approx(0.25, rel=1e-7) for r in tts["runs"])  # JAX: fp32
+        assert not tts["errors"]

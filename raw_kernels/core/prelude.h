@@ -14,6 +14,10 @@
 //   REDUCTION                 placed before KERNEL or BLOCK_KERNEL: this kernel may use FP64
 //                             (accumulators, the time-step controller). All other kernels must not
 //                             contain FP64 arithmetic in fp32 builds; a test reads the PTX.
+//   REDUCTION_DEVICE          in place of DEVICE: a function that may use FP64 (the clock's
+//                             arithmetic in a one-launch step), called from kernels that may
+//                             not. On the GPU it stays out of line, a .func of its own in the
+//                             PTX, so that the check finds FP64 only there.
 //
 // REAL_BITS (32 or 64) selects `real`. Write literals as R(0.5), never bare 0.5.
 
@@ -33,6 +37,7 @@ typedef double real;
 #define KERNEL extern "C" __global__
 #define BLOCK_KERNEL extern "C" __global__
 #define DEVICE __device__ __forceinline__
+#define REDUCTION_DEVICE __device__ __noinline__
 #define PHASE
 #define THREAD_STATE(type, name) type name
 #define MY(name) name
@@ -90,6 +95,7 @@ static thread_local dim3_host threadIdx, blockIdx, blockDim, gridDim;
 #define KERNEL static inline
 #define BLOCK_KERNEL static inline
 #define DEVICE static inline
+#define REDUCTION_DEVICE static inline
 #define __global__
 #define __device__
 #define __forceinline__ inline

@@ -6,6 +6,10 @@
 // the strip updates the MARCH_W - 4 columns between two halo columns on each side (a halo
 // column's thread loads and reconstructs, so that its neighbours have their faces, but writes
 // nothing), and `rows` rows (a launch argument). The shared-memory arrays hold one row each.
+// In 3D a strip lies in one z plane (blockIdx.z): each updated cell also loads the two cells
+// below and two above it in z and computes the fluxes through its low and high z faces (each
+// z face is computed by the blocks of both its planes, from the same states in the same
+// operations: the same bits).
 //
 // Compile-time (besides the scheme's, see euler_scheme.h), from solvers/fv/euler.py:
 //   MARCH_W       threads of a stage block, the strip's width (MARCH_WIDTH there)
@@ -18,15 +22,40 @@
 #endif
 #define MARCH_CELLS (MARCH_W - 4)
 
-// Primitive state of cell (i, j) in the lab frame: rows 0 .. stored_rows - 1 straight from u
-// (stored_rows is 0 where the strip reaches past the grid in x), any other cell through
-// lab_prim's boundary mapping.
-DEVICE Prim load_prim(const Grid& g, int stored_rows, int i, int j)
+// Primitive state of cell (i, j) of z plane k (first cell `plane`) in the lab frame: rows
+// 0 .. stored_rows - 1 straight from u (stored_rows is 0 where the strip reaches past the grid
+// in x), any other cell through lab_prim's boundary mapping.
+DEVICE Prim load_prim(const Grid& g, int stored_rows, int plane, int i, int j, int k)
 {
     if (j >= 0 && j < stored_rows)
-        return cell_prim(g.u, g.nx * g.ny, j * g.nx + i, R(1), R(1), g.gamma);
-    return lab_prim(g, i, j);
+        return cell_prim(g.u, grid_cells(g), plane + j * g.nx + i, R(1), R(1), g.gamma);
+    return lab_prim(g, i, j, k);
 }
+
+#if DIM == 3
+// Primitive state of cell (i, j, k) with i and j inside the grid: straight from u where k is
+// inside too, else through lab_prim's boundary mapping.
+DEVICE Prim z_neighbour(const Grid& g, int i, int j, int k)
+{
+    if (k >= 0 && k < g.nz)
+        return cell_prim(g.u, grid_cells(g), (k * g.ny + j) * g.nx + i, R(1), R(1), g.gamma);
+    return lab_prim(g, i, j, k);
+}
+
+// The fluxes (times dt/dz) through the low and high z faces of cell (i, j, k), whose state is
+// `here`, reconstructed from the two cells below and the two above it.
+DEVICE void z_fluxes(const Grid& g, int i, int j, int k, const Prim& here, const Gas& gas,
+                     real dt_dz, real lo[NVAR], real hi[NVAR])
+{
+    const Prim below2 = z_neighbour(g, i, j, k - 2), below = z_neighbour(g, i, j, k - 1);
+    const Prim above = z_neighbour(g, i, j, k + 1), above2 = z_neighbour(g, i, j, k + 2);
+    const Prim h = half_slopes(below, here, above);
+    lab_flux(face_state(below, half_slopes(below2, below, here), 1), face_state(here, h, -1), 2,
+             gas, dt_dz, lo);
+    lab_flux(face_state(here, h, 1), face_state(above, half_slopes(here, above, above2), -1), 2,
+             gas, dt_dz, hi);
+}
+#endif
 
 // Two values that move between a thread and shared memory in one access.
 struct alignas(2 * sizeof(real)) Pair {
@@ -34,10 +63,16 @@ struct alignas(2 * sizeof(real)) Pair {
 };
 #define FLUX_PAIRS ((NVAR + 1) / 2)
 
+// A primitive state in shared memory: pairs (rho, un), (ut, p), and in 3D (ut2, unused).
+#define PRIM_PAIRS (DIM == 3 ? 3 : 2)
+
 DEVICE void store_prim(Pair (*row)[MARCH_W + 2], int t, const Prim& w)
 {
     row[0][t] = Pair{w.rho, w.un};
     row[1][t] = Pair{w.ut, w.p};
+#if DIM == 3
+    row[2][t] = Pair{w.ut2, R(0)};
+#endif
 }
 
 DEVICE Prim shared_prim(const Pair (*row)[MARCH_W + 2], int t)
@@ -48,6 +83,9 @@ DEVICE Prim shared_prim(const Pair (*row)[MARCH_W + 2], int t)
     w.un = first.b;
     w.ut = second.a;
     w.p = second.b;
+#if DIM == 3
+    w.ut2 = row[2][t].a;
+#endif
     return w;
 }
 
@@ -60,7 +98,7 @@ DEVICE void store_flux(Pair (*row)[MARCH_W], int t, const real f[NVAR])
 
 // What a stage thread carries up its column from row to row (registers on the GPU).
 struct Column {
-#if DIM == 2
+#if DIM >= 2
     Prim here, above;          // rows r and r + 1 of the column
     Prim top;                  // row r - 1 reconstructed at its high y face
     real next[NVAR];           // u of row r + 1, loaded a step early (strips inside in x)
@@ -81,7 +119,8 @@ struct Column {
 //     in y from rows r - 1, r, r + 1 and computes the y flux through the face between rows
 //     r - 1 and r, all in the thread's registers;
 //   - then reconstructs row r - 1 in x and computes its x fluxes through shared memory, and
-//     updates row r - 1, writing each conserved variable of out once.
+//     updates row r - 1 (in 3D with its z fluxes, see z_fluxes), writing each conserved
+//     variable of out once.
 // So every cell of the strip's rows (and two rows each side) is loaded and reconstructed once
 // and every face flux computed once (both cells of a face use the same bits: conservation to
 // rounding, and x <-> y symmetric problems stay symmetric to the bit). Instruction issue and
@@ -99,13 +138,14 @@ BLOCK_KERNEL LAUNCH_BOUNDS(MARCH_W, STAGE_BLOCKS_PER_SM)
 void euler_stage(real* state_a, real* state_b, real* scratch, const int* __restrict__ parity,
                  int u_role, int out_role, const real* __restrict__ dt_dev,
                  const real* __restrict__ inflow, real* __restrict__ rates, int nx, int ny,
-                 int rows, int bc_xlo, int bc_xhi, int bc_ylo, int bc_yhi, real inv_dx,
-                 real inv_dy, real gamma, real inv_gm1, real w, int write_rates)
+                 int nz, int rows, int bc_xlo, int bc_xhi, int bc_ylo, int bc_yhi, int bc_zlo,
+                 int bc_zhi, real inv_dx, real inv_dy, real inv_dz, real gamma, real inv_gm1,
+                 real w, int write_rates)
 {
     // Thread t's entry of row_prim and row_hi is t + 1: thread t reads its neighbours' at t and
     // t + 2, and the edge threads (whose x states are not used) read a pad, not a clamped
     // index, so the march loop has no selects for the edges.
-    __shared__ Pair row_prim[2][MARCH_W + 2], row_hi[2][MARCH_W + 2];
+    __shared__ Pair row_prim[PRIM_PAIRS][MARCH_W + 2], row_hi[PRIM_PAIRS][MARCH_W + 2];
     __shared__ Pair row_flux[FLUX_PAIRS][MARCH_W];
     __shared__ real block_rates[MARCH_W];
     THREAD_STATE(Column, col);
@@ -114,7 +154,9 @@ void euler_stage(real* state_a, real* state_b, real* scratch, const int* __restr
     PHASE {
         if (threadIdx.x < 2) {
             const int pad = threadIdx.x == 0 ? 0 : MARCH_W + 1;
-            const Prim rest = {R(1), R(0), R(0), R(1)};
+            Prim rest = Prim{};
+            rest.rho = R(1);
+            rest.p = R(1);
             store_prim(row_prim, pad, rest);
             store_prim(row_hi, pad, rest);
         }
@@ -134,21 +176,32 @@ void euler_stage(real* state_a, real* state_b, real* scratch, const int* __restr
     const int i0 = (int)blockIdx.x * MARCH_CELLS - 2;  // the column of thread 0
     const int j0 = (int)blockIdx.y * rows;                // rows j0 .. j1 - 1 are updated
     const int j1 = j0 + rows < ny ? j0 + rows : ny;
-    const int ncell = nx * ny;
     const bool inside_x = i0 >= 0 && i0 + MARCH_W <= nx;
     // Rows below stored_rows are read straight from u; any other through lab_prim (one
     // compare a row instead of two).
     const int stored_rows = inside_x ? ny : 0;
+#if DIM == 3
+    const int k = blockIdx.z, plane = k * nx * ny;  // the strip's z plane, its first cell
+    const int ncell = nx * ny * nz;
+    const real dt_dz = dt * inv_dz;
+    const Grid g = {u, inflow, nx, ny, bc_xlo, bc_xhi, bc_ylo, bc_yhi, gamma, nz, bc_zlo, bc_zhi};
+#else
+    const int k = 0, plane = 0, ncell = nx * ny;
+    (void)nz;
+    (void)bc_zlo;
+    (void)bc_zhi;
+    (void)inv_dz;
     const Grid g = {u, inflow, nx, ny, bc_xlo, bc_xhi, bc_ylo, bc_yhi, gamma};
+#endif
     const Gas gas = {gamma, inv_gm1};
 
     // The two rows below the strip start the march (1D: the one row is loaded in its step).
-#if DIM == 2
+#if DIM >= 2
     PHASE {
         const int i = i0 + (int)threadIdx.x;
-        MY(col).here = load_prim(g, stored_rows, i, j0 - 2);
-        MY(col).above = load_prim(g, stored_rows, i, j0 - 1);
-        if (inside_x) load_cell(u, ncell, j0 * nx + i, MY(col).next);
+        MY(col).here = load_prim(g, stored_rows, plane, i, j0 - 2, k);
+        MY(col).above = load_prim(g, stored_rows, plane, i, j0 - 1, k);
+        if (inside_x) load_cell(u, ncell, plane + j0 * nx + i, MY(col).next);
         MY(col).rate = R(0);
     }
     const int first = j0 - 1;
@@ -164,29 +217,29 @@ void euler_stage(real* state_a, real* state_b, real* scratch, const int* __restr
         PHASE {
             Column& c = MY(col);
             const int i = i0 + (int)threadIdx.x;
-#if DIM == 2
+#if DIM >= 2
             c.below = c.here;
             c.here = c.above;
             if (r + 1 < stored_rows) c.above = conserved_prim(c.next, R(1), R(1), gamma);
-            else c.above = lab_prim(g, i, r + 1);
+            else c.above = lab_prim(g, i, r + 1, k);
             // The low face state goes into the flux, then the high one straight into c.top.
             const Prim h = half_slopes(c.below, c.here, c.above);
             for (int v = 0; v < NVAR; ++v) c.y_lo[v] = c.y_hi[v];
             if (r >= j0) lab_flux(c.top, face_state(c.here, h, -1), 1, gas, dt_dy, c.y_hi);
             c.top = face_state(c.here, h, 1);
 #else
-            c.below = load_prim(g, stored_rows, i, r - 1);
+            c.below = load_prim(g, stored_rows, plane, i, r - 1, k);
 #endif
             store_prim(row_prim, threadIdx.x + 1, c.below);
-#if DIM == 2
+#if DIM >= 2
             // Row r + 2 for the next step, loaded here and not before the flux: there ptxas
             // overwrote an address register of these loads right after them, and warps waited
             // until the loads had read it (docs/euler_performance.md).
-            if (r + 2 < stored_rows) load_cell(u, ncell, (r + 2) * nx + i, c.next);
+            if (r + 2 < stored_rows) load_cell(u, ncell, plane + (r + 2) * nx + i, c.next);
 #endif
             if (r > j0 && i >= 0 && i < nx) {
-                load_cell(u, ncell, (r - 1) * nx + i, c.old);
-                if (blend) load_cell(u0, ncell, (r - 1) * nx + i, c.start);
+                load_cell(u, ncell, plane + (r - 1) * nx + i, c.old);
+                if (blend) load_cell(u0, ncell, plane + (r - 1) * nx + i, c.start);
             }
         }
         if (r <= j0) continue;
@@ -218,7 +271,7 @@ void euler_stage(real* state_a, real* state_b, real* scratch, const int* __restr
             Column& c = MY(col);
             const int t = threadIdx.x, i = i0 + t;
             if (t >= 2 && t < MARCH_W - 2 && i < nx) {
-                const int k = (r - 1) * nx + i;
+                const int cell = plane + (r - 1) * nx + i;
                 // The x fluxes through the cell's low and high faces.
                 real f_lo[2 * FLUX_PAIRS], f_hi[2 * FLUX_PAIRS];
                 for (int q = 0; q < FLUX_PAIRS; ++q) {
@@ -229,14 +282,20 @@ void euler_stage(real* state_a, real* state_b, real* scratch, const int* __restr
                     f_hi[2 * q + 1] = hi.b;
                 }
                 real next[NVAR];
-#if DIM == 2
-                update_cell(out + k, ncell, c.old, c.start, f_lo, f_hi, c.y_lo, c.y_hi, blend, w,
-                            next);
-#else
-                update_cell(out + k, ncell, c.old, c.start, f_lo, f_hi, nullptr, nullptr, blend,
+#if DIM == 3
+                real z_lo[NVAR], z_hi[NVAR];
+                z_fluxes(g, i, r - 1, k, c.below, gas, dt_dz, z_lo, z_hi);
+                update_cell(out + cell, ncell, c.old, c.start, f_lo, f_hi, c.y_lo, c.y_hi, z_lo,
+                            z_hi, blend, w, next);
+#elif DIM == 2
+                update_cell(out + cell, ncell, c.old, c.start, f_lo, f_hi, c.y_lo, c.y_hi, blend,
                             w, next);
+#else
+                update_cell(out + cell, ncell, c.old, c.start, f_lo, f_hi, nullptr, nullptr,
+                            blend, w, next);
 #endif
-                if (write_rates) c.rate = fmax(c.rate, state_rate(next, gamma, inv_dx, inv_dy));
+                if (write_rates)
+                    c.rate = fmax(c.rate, state_rate(next, gamma, inv_dx, inv_dy, inv_dz));
             }
         }
     }
@@ -245,7 +304,9 @@ void euler_stage(real* state_a, real* state_b, real* scratch, const int* __restr
         PHASE { block_rates[threadIdx.x] = MY(col).rate; }
         block_max(block_rates);
         PHASE {
-            if (threadIdx.x == 0) rates[blockIdx.y * gridDim.x + blockIdx.x] = block_rates[0];
+            if (threadIdx.x == 0)
+                rates[(blockIdx.z * gridDim.y + blockIdx.y) * gridDim.x + blockIdx.x] =
+                    block_rates[0];
         }
     }
 }
@@ -253,21 +314,27 @@ void euler_stage(real* state_a, real* state_b, real* scratch, const int* __restr
 // Per block, the largest stability rate over its cells (grid-stride); a state set from the
 // host gets its first dt from this, later steps from the last stage's write_rates.
 BLOCK_KERNEL void euler_max_rate(const real* __restrict__ u, real* __restrict__ rates, int nx,
-                                 int ny, real inv_dx, real inv_dy, real gamma)
+                                 int ny, int nz, real inv_dx, real inv_dy, real inv_dz,
+                                 real gamma)
 {
     __shared__ real s[RATE_THREADS];
     PHASE {
-        const int ncell = nx * ny;
+        const int ncell = nx * ny * nz;
         real m = R(0);
         for (int c = blockIdx.x * blockDim.x + threadIdx.x; c < ncell;
              c += blockDim.x * gridDim.x) {
-#if DIM == 2
+#if DIM >= 2
             const real my = u[2 * ncell + c];
 #else
             const real my = R(0);
 #endif
+#if DIM == 3
+            const real mz = u[3 * ncell + c];
+#else
+            const real mz = R(0);
+#endif
             m = fmax(m, cell_rate(u[c], u[ncell + c], my, u[VAR_E * ncell + c], gamma, inv_dx,
-                                  inv_dy));
+                                  inv_dy, mz, inv_dz));
         }
         s[threadIdx.x] = m;
     }

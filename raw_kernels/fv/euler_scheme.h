@@ -2,11 +2,12 @@
 // structured grid, shared by the stage kernels of euler.cu (the march) and euler_tile.cu (the
 // tile for small 2D grids): states, boundaries, reconstruction, Riemann solvers, the update.
 //
-// State: conserved variables stored variable by variable (structure of arrays), cell (i, j) at
-// j * nx + i, x fastest. DIM 1: rho, rho*vx, E. DIM 2: rho, rho*vx, rho*vy, E.
+// State: conserved variables stored variable by variable (structure of arrays), cell (i, j, k)
+// at (k * ny + j) * nx + i, x fastest. DIM 1: rho, rho*vx, E. DIM 2: rho, rho*vx, rho*vy, E.
+// DIM 3: rho, rho*vx, rho*vy, rho*vz, E.
 //
 // Compile-time scheme:
-//   DIM             1 or 2
+//   DIM             1, 2 or 3
 //   RECONSTRUCTION  1 first order, 2 MUSCL on primitive variables
 //   LIMITER         1 minmod, 2 van Leer, 3 monotonized central (MC)
 //   RIEMANN         1 Rusanov, 2 HLLC
@@ -26,15 +27,25 @@
 #define BC_REFLECTIVE 2
 #define BC_INFLOW 3
 
-// Primitive state. In the frame of a face: velocity normal (un) and tangential (ut) to it; in
-// the lab frame (the shared-memory arrays of a stage block): un = vx, ut = vy.
+// Numbers of an inflow state per side: rho, vx, vy, vz, p.
+#define INFLOW_VARS 5
+
+// Primitive state. In the frame of a face: velocity normal (un) and tangential (ut, and in 3D
+// ut2) to it; in the lab frame (the shared-memory arrays of a stage block): un = vx, ut = vy,
+// ut2 = vz.
 struct Prim {
     real rho, un, ut, p;
+#if DIM == 3
+    real ut2;
+#endif
 };
 
 // Flux through a face, in the same frame.
 struct Flux {
     real mass, mom_n, mom_t, energy;
+#if DIM == 3
+    real mom_t2;
+#endif
 };
 
 
@@ -42,10 +53,13 @@ struct Flux {
 // the whole struct in (slow) local memory.
 struct Grid {
     const real* u;
-    const real* inflow;  // per side (x_lo, x_hi, y_lo, y_hi): rho, vx, vy, p
+    const real* inflow;  // per side (x_lo, x_hi, y_lo, y_hi, z_lo, z_hi): INFLOW_VARS numbers
     int nx, ny;
     int bc_xlo, bc_xhi, bc_ylo, bc_yhi;
     real gamma;
+#if DIM == 3
+    int nz, bc_zlo, bc_zhi;
+#endif
 };
 
 // a^2 + b^2 rounded the same way for (a, b) and (b, a), to keep x <-> y symmetric problems
@@ -56,15 +70,73 @@ DEVICE real sum_of_squares(real a, real b)
     return fma(hi, hi, lo * lo);
 }
 
+// a^2 + b^2 + c^2 rounded the same way for every order of (a, b, c) (x <-> y <-> z symmetry):
+// the terms ordered by magnitude, smallest first, and two fixed FMAs.
+DEVICE real sum_of_squares(real a, real b, real c)
+{
+    const real fa = fabs(a), fb = fabs(b), fc = fabs(c);
+    const real lo = fmin(fmin(fa, fb), fc), hi = fmax(fmax(fa, fb), fc);
+    const real mid = fmax(fmin(fa, fb), fmin(fmax(fa, fb), fc));
+    return fma(hi, hi, fma(mid, mid, lo * lo));
+}
+
+// a + b rounded on its own, never fused with a product that feeds it (NVRTC fuses a * b + c into
+// an FMA wherever it can). The 3D kernel adds some values right after the product that made
+// them (the z faces, and the update's z and y flux differences) and others that went through
+// shared memory first (the x direction): to keep x <-> y <-> z symmetric problems symmetric to
+// the bit, its face states and flux differences use this. The host never fuses
+// (-ffp-contract=off).
+DEVICE real unfused_add(real a, real b)
+{
+#if defined(__CUDA_ARCH__) && REAL_BITS == 32
+    return __fadd_rn(a, b);
+#elif defined(__CUDA_ARCH__)
+    return __dadd_rn(a, b);
+#else
+    return a + b;
+#endif
+}
+
+// here + h at a face (h: a half slope, or minus one): unfused in 3D (see unfused_add), as it
+// always was in 1D and 2D.
+DEVICE real face_sum(real here, real h)
+{
+#if DIM == 3
+    return unfused_add(here, h);
+#else
+    return here + h;
+#endif
+}
+
+// a + b + c rounded the same way for every order of (a, b, c): the terms sorted by value and
+// summed smallest first (the three axes' flux differences of a 3D update).
+DEVICE real symmetric_sum(real a, real b, real c)
+{
+    const real lo = fmin(fmin(a, b), c), hi = fmax(fmax(a, b), c);
+    const real mid = fmax(fmin(a, b), fmin(fmax(a, b), c));
+    return (lo + mid) + hi;
+}
+
+// |v|^2 of a primitive state, symmetric in its components.
+DEVICE real speed_squared(const Prim& w)
+{
+#if DIM == 3
+    return sum_of_squares(w.un, w.ut, w.ut2);
+#else
+    return sum_of_squares(w.un, w.ut);
+#endif
+}
+
 // Primitive state in the lab frame of a cell with conserved variables cons, its velocity
-// components times flip_x and flip_y (-1 mirrors them at a wall).
-DEVICE Prim conserved_prim(const real cons[NVAR], real flip_x, real flip_y, real gamma)
+// components times flip_x, flip_y and flip_z (-1 mirrors them at a wall).
+DEVICE Prim conserved_prim(const real cons[NVAR], real flip_x, real flip_y, real gamma,
+                           real flip_z = R(1))
 {
     Prim w;
     const real rho = cons[0];
     const real inv_rho = approx_recip(rho);
     const real vx = cons[1] * inv_rho;
-#if DIM == 2
+#if DIM >= 2
     const real vy = cons[2] * inv_rho;
 #else
     const real vy = R(0);
@@ -73,7 +145,15 @@ DEVICE Prim conserved_prim(const real cons[NVAR], real flip_x, real flip_y, real
     w.rho = rho;
     w.un = flip_x * vx;
     w.ut = flip_y * vy;
-    w.p = (gamma - R(1)) * (cons[VAR_E] - R(0.5) * rho * sum_of_squares(vx, vy));
+#if DIM == 3
+    const real vz = cons[3] * inv_rho;
+    w.ut2 = flip_z * vz;
+    const real v2 = sum_of_squares(vx, vy, vz);
+#else
+    (void)flip_z;
+    const real v2 = sum_of_squares(vx, vy);
+#endif
+    w.p = (gamma - R(1)) * (cons[VAR_E] - R(0.5) * rho * v2);
     return w;
 }
 
@@ -86,72 +166,115 @@ DEVICE void load_cell(const real* u, int ncell, int c, real cons[NVAR])
 }
 
 // Primitive state of stored cell c (see conserved_prim).
-DEVICE Prim cell_prim(const real* u, int ncell, int c, real flip_x, real flip_y, real gamma)
+DEVICE Prim cell_prim(const real* u, int ncell, int c, real flip_x, real flip_y, real gamma,
+                      real flip_z = R(1))
 {
     real cons[NVAR];
     load_cell(u, ncell, c, cons);
-    return conserved_prim(cons, flip_x, flip_y, gamma);
+    return conserved_prim(cons, flip_x, flip_y, gamma, flip_z);
 }
 
-// Primitive state of cell (i, j) in the lab frame (un = vx, ut = vy). The cell may be
-// a ghost cell of one side: its index is mapped through that side's boundary, and a wall
-// mirrors the velocity normal to it. Cells outside every side's two ghost layers (only
-// corners and the far end of a partial strip) are never used; they get a harmless state.
-DEVICE Prim lab_prim(const Grid& g, int i, int j)
+// Cells of the grid (DIM 3: nx ny nz).
+DEVICE int grid_cells(const Grid& g)
 {
-    Prim w;
-    int side = -1;
-    if (i < 0) side = 0;
-    else if (i >= g.nx) side = 1;
-    if (j < 0 || j >= g.ny) side = side >= 0 ? 4 : (j < 0 ? 2 : 3);
-    if (side == 4 || i < -2 || i >= g.nx + 2 || j < -2 || j >= g.ny + 2) {
+#if DIM == 3
+    return g.nx * g.ny * g.nz;
+#else
+    return g.nx * g.ny;
+#endif
+}
+
+// Index i of a ghost cell beyond a side of an axis of n cells, mapped into the grid through the
+// side's boundary kind: periodic wraps around, the others mirror.
+DEVICE int boundary_index(int i, int n, int kind)
+{
+    if (kind == BC_PERIODIC) return i < 0 ? i + n : i - n;
+    return i < 0 ? -1 - i : 2 * n - 1 - i;
+}
+
+// Index i along an axis of n cells, mapped through the boundary of the side it lies beyond
+// (sides lo_side and lo_side + 1, of kinds kind_lo and kind_hi), if any: a wall sets flip to
+// -1, and an inflow side is noted in inflow_side unless one already is.
+DEVICE int through_side(int i, int n, int kind_lo, int kind_hi, int lo_side, int& inflow_side,
+                        real& flip)
+{
+    if (i >= 0 && i < n) return i;
+    const int kind = i < 0 ? kind_lo : kind_hi;
+    if (kind == BC_INFLOW && inflow_side < 0) inflow_side = i < 0 ? lo_side : lo_side + 1;
+    if (kind == BC_REFLECTIVE) flip = R(-1);
+    return boundary_index(i, n, kind);
+}
+
+// Primitive state of cell (i, j, k) in the lab frame (un = vx, ut = vy, ut2 = vz). The cell
+// may be a ghost cell: its index is mapped through the boundary of each side it lies beyond
+// (an edge or corner cell through each of them in turn, x first; MUSCL-Hancock's predictor
+// reads the corner cells next to the grid), and a wall mirrors the velocity normal to it;
+// beyond an inflow side it takes that side's inflow state (the first such side's). Cells
+// beyond a side's two ghost layers (only the far end of a partial strip) are never used; they
+// get a harmless state.
+DEVICE Prim lab_prim(const Grid& g, int i, int j, int k = 0)
+{
+    Prim w = Prim{};
+#if DIM == 3
+    const bool far_z = k < -2 || k >= g.nz + 2;
+#else
+    const bool far_z = false;
+#endif
+    if (far_z || i < -2 || i >= g.nx + 2 || j < -2 || j >= g.ny + 2) {
         w.rho = R(1);
-        w.un = R(0);
-        w.ut = R(0);
         w.p = R(1);
         return w;
     }
 
-    real flip_x = R(1), flip_y = R(1);
-    if (side >= 0) {
-        const int kind = side == 0 ? g.bc_xlo : side == 1 ? g.bc_xhi : side == 2 ? g.bc_ylo
-                                                                             : g.bc_yhi;
-        if (kind == BC_INFLOW) {
-            const real* s = g.inflow + 4 * side;
-            w.rho = s[0];
-            w.un = s[1];
-            w.ut = s[2];
-            w.p = s[3];
-            return w;
-        }
-        if (side < 2) {
-            if (kind == BC_PERIODIC) i = i < 0 ? i + g.nx : i - g.nx;
-            else i = i < 0 ? -1 - i : 2 * g.nx - 1 - i;
-            if (kind == BC_REFLECTIVE) flip_x = R(-1);
-        } else {
-            if (kind == BC_PERIODIC) j = j < 0 ? j + g.ny : j - g.ny;
-            else j = j < 0 ? -1 - j : 2 * g.ny - 1 - j;
-            if (kind == BC_REFLECTIVE) flip_y = R(-1);
-        }
+    int inflow_side = -1;
+    real flip_x = R(1), flip_y = R(1), flip_z = R(1);
+    i = through_side(i, g.nx, g.bc_xlo, g.bc_xhi, 0, inflow_side, flip_x);
+    j = through_side(j, g.ny, g.bc_ylo, g.bc_yhi, 2, inflow_side, flip_y);
+#if DIM == 3
+    k = through_side(k, g.nz, g.bc_zlo, g.bc_zhi, 4, inflow_side, flip_z);
+#endif
+    if (inflow_side >= 0) {
+        const real* s = g.inflow + INFLOW_VARS * inflow_side;
+        w.rho = s[0];
+        w.un = s[1];
+        w.ut = s[2];
+#if DIM == 3
+        w.ut2 = s[3];
+#endif
+        w.p = s[4];
+        return w;
     }
-    return cell_prim(g.u, g.nx * g.ny, j * g.nx + i, flip_x, flip_y, g.gamma);
+    return cell_prim(g.u, grid_cells(g), (k * g.ny + j) * g.nx + i, flip_x, flip_y, g.gamma,
+                     flip_z);
 }
 
-// Largest stable 1/dt of one cell from its conserved variables: (|vx| + c)/dx + (|vy| + c)/dy.
-// A non-finite or non-physical cell gives an infinite rate, which stops the run.
+// Largest stable 1/dt of one cell from its conserved variables: (|vx| + c)/dx + (|vy| + c)/dy
+// + (|vz| + c)/dz (the grid's axes only; mz and inv_dz in 3D). A non-finite or non-physical
+// cell gives an infinite rate, which stops the run.
 DEVICE real cell_rate(real rho, real mx, real my, real energy, real gamma, real inv_dx,
-                      real inv_dy)
+                      real inv_dy, real mz = R(0), real inv_dz = R(0))
 {
     const real inv_rho = approx_recip(rho);
     const real vx = mx * inv_rho, vy = my * inv_rho;
-    const real p = (gamma - R(1)) * (energy - R(0.5) * rho * sum_of_squares(vx, vy));
+#if DIM == 3
+    const real vz = mz * inv_rho;
+    const real v2 = sum_of_squares(vx, vy, vz);
+#else
+    (void)mz;
+    (void)inv_dz;
+    const real v2 = sum_of_squares(vx, vy);
+#endif
+    const real p = (gamma - R(1)) * (energy - R(0.5) * rho * v2);
     // Without a branch: a NaN anywhere fails the comparisons.
     const real a = approx_sqrt(gamma * p * inv_rho);
     real rate = (fabs(vx) + a) * inv_dx;
-#if DIM == 2
+#if DIM >= 2
     rate += (fabs(vy) + a) * inv_dy;
 #else
     (void)inv_dy;
+#endif
+#if DIM == 3
+    rate += (fabs(vz) + a) * inv_dz;
 #endif
     return rho > R(0) && p > R(0) && rate < REAL_INF ? rate : REAL_INF;
 }
@@ -166,6 +289,9 @@ DEVICE Flux physical_flux(const Prim& w, real energy)
     f.mass = w.rho * w.un;
     f.mom_n = f.mass * w.un + w.p;
     f.mom_t = f.mass * w.ut;
+#if DIM == 3
+    f.mom_t2 = f.mass * w.ut2;
+#endif
     f.energy = (energy + w.p) * w.un;
     return f;
 }
@@ -174,10 +300,10 @@ DEVICE Flux physical_flux(const Prim& w, real energy)
 // reach the two copies in different orders. Left to the compiler, a sum of two products a b + c d
 // may become an FMA of either product, chosen differently in the two copies: a symmetric problem
 // would lose its x <-> y symmetry. So every such sum is written with an explicit fma, and
-// un^2 + ut^2 through sum_of_squares.
+// un^2 + ut^2 (+ ut2^2) through speed_squared.
 DEVICE real total_energy(const Prim& w, const Gas& gas)
 {
-    return fma(w.p, gas.inv_gm1, R(0.5) * w.rho * sum_of_squares(w.un, w.ut));
+    return fma(w.p, gas.inv_gm1, R(0.5) * w.rho * speed_squared(w));
 }
 
 // sqrt(gamma p / rho), as gamma p / sqrt(gamma p rho): one approximate reciprocal square root.
@@ -201,6 +327,10 @@ DEVICE Flux riemann_flux(const Prim& l, const Prim& r, const Gas& gas)
     f.mom_n = fma(-hs, fma(r.rho, r.un, -ml),
                   R(0.5) * (fma(ml, l.un, l.p) + fma(mr, r.un, r.p)));
     f.mom_t = fma(-hs, fma(r.rho, r.ut, -(l.rho * l.ut)), R(0.5) * fma(ml, l.ut, mr * r.ut));
+#if DIM == 3
+    f.mom_t2 = fma(-hs, fma(r.rho, r.ut2, -(l.rho * l.ut2)),
+                   R(0.5) * fma(ml, l.ut2, mr * r.ut2));
+#endif
     f.energy = fma(-hs, er - el, R(0.5) * fma(el + l.p, l.un, (er + r.p) * r.un));
     return f;
 }
@@ -208,7 +338,8 @@ DEVICE Flux riemann_flux(const Prim& l, const Prim& r, const Gas& gas)
 // HLLC (Toro, Spruce and Speares 1994) with Davis wave-speed estimates. The flux of the side
 // K whose state the face sees (the upwind side of the contact, or of the whole fan when it is
 // supersonic); in the star region F*_K = F_K + S_K (U*_K - U_K) with, for m = rho (S_K - un)
-// and q = 1 / (S_K - S*), U*_K = q (m, m S*, m ut, (S_K - un) E + (S* - un)(m S* + p)).
+// and q = 1 / (S_K - S*), U*_K = q (m, m S*, m ut, (S_K - un) E + (S* - un)(m S* + p)) (and
+// m ut2 in 3D).
 DEVICE Flux riemann_flux(const Prim& l, const Prim& r, const Gas& gas)
 {
     const real cl = sound_speed(l, gas), cr = sound_speed(r, gas);
@@ -230,6 +361,9 @@ DEVICE Flux riemann_flux(const Prim& l, const Prim& r, const Gas& gas)
     g.mom_n = f.mom_n + s * fma(m * q, s_star, -f.mass);
     g.mass = fma(s, m * q - w.rho, f.mass);
     g.mom_t = g.mass * w.ut;
+#if DIM == 3
+    g.mom_t2 = g.mass * w.ut2;
+#endif
     g.energy = fma(s, e_star - energy, f.energy);
     return sl < R(0) && sr > R(0) ? g : f;
 }
@@ -244,6 +378,9 @@ DEVICE Prim half_slopes(const Prim& below, const Prim& here, const Prim& above)
     h.un = half_slope(here.un - below.un, above.un - here.un);
     h.ut = half_slope(here.ut - below.ut, above.ut - here.ut);
     h.p = half_slope(here.p - below.p, above.p - here.p);
+#if DIM == 3
+    h.ut2 = half_slope(here.ut2 - below.ut2, above.ut2 - here.ut2);
+#endif
     return h;
 }
 
@@ -251,14 +388,18 @@ DEVICE Prim half_slopes(const Prim& below, const Prim& here, const Prim& above)
 DEVICE Prim face_state(const Prim& here, const Prim& h, int sign)
 {
     Prim w;
-    w.rho = sign > 0 ? here.rho + h.rho : here.rho - h.rho;
-    w.un = sign > 0 ? here.un + h.un : here.un - h.un;
-    w.ut = sign > 0 ? here.ut + h.ut : here.ut - h.ut;
-    w.p = sign > 0 ? here.p + h.p : here.p - h.p;
+    w.rho = face_sum(here.rho, sign > 0 ? h.rho : -h.rho);
+    w.un = face_sum(here.un, sign > 0 ? h.un : -h.un);
+    w.ut = face_sum(here.ut, sign > 0 ? h.ut : -h.ut);
+    w.p = face_sum(here.p, sign > 0 ? h.p : -h.p);
+#if DIM == 3
+    w.ut2 = face_sum(here.ut2, sign > 0 ? h.ut2 : -h.ut2);
+#endif
     return w;
 }
 
-// A lab-frame state seen from a face normal to axis dir (0 x, 1 y).
+// A lab-frame state seen from a face normal to axis dir (0 x, 1 y, 2 z): the normal velocity
+// swapped with the lab component along dir (y: un = vy, ut = vx; z: un = vz, ut2 = vx).
 DEVICE Prim along(const Prim& lab, int dir)
 {
     Prim w = lab;
@@ -266,40 +407,66 @@ DEVICE Prim along(const Prim& lab, int dir)
         w.un = lab.ut;
         w.ut = lab.un;
     }
+#if DIM == 3
+    if (dir == 2) {
+        w.un = lab.ut2;
+        w.ut2 = lab.un;
+    }
+#endif
     return w;
 }
 
+// A flux through a face normal to axis dir, in that face's frame (see along), times scale, as
+// lab-frame components (the momentum components swapped back).
+DEVICE void lab_components(const Flux& g, int dir, real scale, real f[NVAR])
+{
+    f[0] = g.mass * scale;
+#if DIM == 2
+    f[1] = (dir == 0 ? g.mom_n : g.mom_t) * scale;
+    f[2] = (dir == 0 ? g.mom_t : g.mom_n) * scale;
+#elif DIM == 3
+    f[1] = (dir == 0 ? g.mom_n : dir == 1 ? g.mom_t : g.mom_t2) * scale;
+    f[2] = (dir == 1 ? g.mom_n : g.mom_t) * scale;
+    f[3] = (dir == 2 ? g.mom_n : g.mom_t2) * scale;
+#else
+    (void)dir;
+    f[1] = g.mom_n * scale;
+#endif
+    f[VAR_E] = g.energy * scale;
+}
+
 // The flux through the face between lab-frame states `left` and `right` along axis dir, times
-// dt/dx (dt/dy), in the lab frame.
+// dt/dx (dt/dy, dt/dz), in the lab frame (the momentum components swapped back, see along).
 DEVICE void lab_flux(const Prim& left, const Prim& right, int dir, const Gas& gas, real dt_dx,
                      real f[NVAR])
 {
-    const Flux g = riemann_flux(along(left, dir), along(right, dir), gas);
-    f[0] = g.mass * dt_dx;
-#if DIM == 2
-    f[1] = (dir == 0 ? g.mom_n : g.mom_t) * dt_dx;
-    f[2] = (dir == 0 ? g.mom_t : g.mom_n) * dt_dx;
-#else
-    f[1] = g.mom_n * dt_dx;
-#endif
-    f[VAR_E] = g.energy * dt_dx;
+    lab_components(riemann_flux(along(left, dir), along(right, dir), gas), dir, dt_dx, f);
 }
 
 // The new state `next` of one cell, written to o (its variables ncell apart): the stage value
-// u + (x_lo - x_hi) + (y_lo - y_hi) from the cell's old state u and the fluxes (times dt/dx)
-// through its low and high faces (1D: no y), blended with u0 = start where the stage blends
-// (w != 1).
+// u + (x_lo - x_hi) + (y_lo - y_hi) + (z_lo - z_hi) from the cell's old state u and the fluxes
+// (times dt/dx) through its low and high faces (1D: no y, 2D: no z; in 3D the three summed in
+// an order independent of the axes, symmetric_sum), blended with u0 = start where the stage
+// blends (w != 1).
 DEVICE void update_cell(real* o, int ncell, const real old[NVAR], const real start[NVAR],
                         const real x_lo[NVAR], const real x_hi[NVAR], const real y_lo[NVAR],
-                        const real y_hi[NVAR], bool blend, real w, real next[NVAR])
+                        const real y_hi[NVAR], const real z_lo[NVAR], const real z_hi[NVAR],
+                        bool blend, real w, real next[NVAR])
 {
     for (int v = 0; v < NVAR; ++v, o += ncell) {
         real change = x_lo[v] - x_hi[v];
 #if DIM == 2
         change = change + (y_lo[v] - y_hi[v]);
+#elif DIM == 3
+        change = symmetric_sum(unfused_add(x_lo[v], -x_hi[v]), unfused_add(y_lo[v], -y_hi[v]),
+                               unfused_add(z_lo[v], -z_hi[v]));
 #else
         (void)y_lo;
         (void)y_hi;
+#endif
+#if DIM != 3
+        (void)z_lo;
+        (void)z_hi;
 #endif
         const real stage = old[v] + change;
         next[v] = blend ? start[v] + w * (stage - start[v]) : stage;
@@ -307,15 +474,29 @@ DEVICE void update_cell(real* o, int ncell, const real old[NVAR], const real sta
     }
 }
 
-// The stability rate of a cell's conserved variables (see cell_rate).
-DEVICE real state_rate(const real cons[NVAR], real gamma, real inv_dx, real inv_dy)
+// update_cell of a 1D or 2D grid (no z faces).
+DEVICE void update_cell(real* o, int ncell, const real old[NVAR], const real start[NVAR],
+                        const real x_lo[NVAR], const real x_hi[NVAR], const real y_lo[NVAR],
+                        const real y_hi[NVAR], bool blend, real w, real next[NVAR])
 {
-#if DIM == 2
+    update_cell(o, ncell, old, start, x_lo, x_hi, y_lo, y_hi, nullptr, nullptr, blend, w, next);
+}
+
+// The stability rate of a cell's conserved variables (see cell_rate; inv_dz in 3D).
+DEVICE real state_rate(const real cons[NVAR], real gamma, real inv_dx, real inv_dy,
+                       real inv_dz = R(0))
+{
+#if DIM >= 2
     const real my = cons[2];
 #else
     const real my = R(0);
 #endif
-    return cell_rate(cons[0], cons[1], my, cons[VAR_E], gamma, inv_dx, inv_dy);
+#if DIM == 3
+    const real mz = cons[3];
+#else
+    const real mz = R(0);
+#endif
+    return cell_rate(cons[0], cons[1], my, cons[VAR_E], gamma, inv_dx, inv_dy, mz, inv_dz);
 }
 
 // The buffers of a Runge-Kutta stage, by role: the state alternates between two buffers

@@ -8,16 +8,18 @@ from ..fv.euler import (
     RECONSTRUCTIONS,
     RIEMANN_SOLVERS,
     TIME_INTEGRATORS,
+    VELOCITIES,
     EulerSolver,
     parse_boundary,
 )
-from ..fv.sides import SIDES
+from ..fv.sides import SIDES_3D
 from . import deposit, structured
 from .bounds import solver_errors
 from .schema import REQUIRED, Key
 from .structured import MESH, grid_of
 
 SOLVER = EulerSolver
+NDIMS = (1, 2, 3)  # the grids it runs on
 BYTES_PER_CELL = 250  # host, fp64, 2D (cases.bounds: the memory a mesh needs)
 SECTIONS = {
     "mesh": MESH,
@@ -32,21 +34,24 @@ SECTIONS = {
         "riemann": Key("choice", "hllc", choices=tuple(RIEMANN_SOLVERS),
                        help="approximate Riemann solver"),
         "time_integrator": Key("choice", "ssp_rk3", choices=tuple(TIME_INTEGRATORS),
-                               help="strong-stability-preserving Runge-Kutta"),
+                               help="ssp_rk2, ssp_rk3: strong-stability-preserving Runge-Kutta; "
+                               "hancock: MUSCL-Hancock, one kernel a step (stable up to "
+                               "cfl 1)"),
         "cfl": Key("float", 0.5, minimum=0, exclusive_minimum=True,
-                   help="CFL number, dt = cfl / max((|vx|+c)/dx + (|vy|+c)/dy)"),
+                   help="CFL number, dt = cfl / max((|vx|+c)/dx + (|vy|+c)/dy + (|vz|+c)/dz)"),
     },
     "initial": {
-        "rho": Key("expr", REQUIRED, help="density: a number or an expression of x, y"),
+        "rho": Key("expr", REQUIRED, help="density: a number or an expression of x, y, z"),
         "vx": Key("expr", 0.0, help="x velocity"),
-        "vy": Key("expr", 0.0, help="y velocity (2D)"),
+        "vy": Key("expr", 0.0, help="y velocity (2D and 3D)"),
+        "vz": Key("expr", 0.0, help="z velocity (3D)"),
         "p": Key("expr", REQUIRED, help="pressure"),
         "constants": Key("table_float", {}, help="named numbers usable in the expressions"),
     },
     "boundary": {
         side: Key("any", None, help="periodic, transmissive, reflective or "
-                  "{inflow = {rho, vx, vy, p}}")
-        for side in SIDES
+                  "{inflow = {rho, vx, vy, vz, p}}")
+        for side in SIDES_3D
     },
 }
 
@@ -57,15 +62,16 @@ def boundary_of(case, grid):
 
 
 def initial_fields(case, grid):
-    """{rho, vx, vy, p} evaluated at the cell centres; CaseError names the offending key."""
+    """{rho, vx, vy, vz, p} evaluated at the cell centres; CaseError names the offending key."""
     initial = case.data["initial"]
     centres = grid.centres()
-    names = {"x": centres[0], "y": centres[1] if grid.ndim == 2 else 0.0,
-             "dx": grid.dx, "dy": grid.dy, "gamma": case.data["physics"]["gamma"]}
+    names = {"x": centres[0], "y": centres[1] if grid.ndim >= 2 else 0.0,
+             "z": centres[2] if grid.ndim == 3 else 0.0, "dx": grid.dx, "dy": grid.dy,
+             "dz": grid.dz, "gamma": case.data["physics"]["gamma"]}
     for constant, value in initial["constants"].items():
         names[constant] = float(value)
     fields = {}
-    for key in ("rho", "vx", "vy", "p"):
+    for key in ("rho", *VELOCITIES, "p"):
         try:
             value = np.broadcast_to(np.asarray(evaluate(initial[key], names,
                                                         functions=deposit.functions(grid)),
@@ -85,17 +91,18 @@ def initial_fields(case, grid):
 
 def check(case):
     """Everything that can be checked before a backend exists."""
-    grid = grid_of(case)
+    grid = grid_of(case, NDIMS)
     boundary_of(case, grid)
     fields = initial_fields(case, grid)
-    if grid.ndim == 1 and np.any(fields["vy"] != 0):
-        raise case.error("initial", "vy", "a 1D grid has no y velocity")
+    for name in VELOCITIES[grid.ndim:]:
+        if np.any(fields[name] != 0):
+            raise case.error("initial", name, f"a {grid.ndim}D grid has no {name[1]} velocity")
     structured.check_cfl(case)
 
 
 def build(case):
     """The EulerSolver described by a validated case, with its initial state set."""
-    grid = grid_of(case)
+    grid = grid_of(case, NDIMS)
     scheme = case.data["scheme"]
     with solver_errors(case):
         solver = EulerSolver(grid, boundary_of(case, grid), gamma=case.data["physics"]["gamma"],
@@ -105,5 +112,6 @@ def build(case):
                              backend=case.data["run"]["backend"],
                              precision=case.data["run"]["precision"])
         fields = initial_fields(case, grid)
-        solver.set_primitive(fields["rho"], fields["vx"], fields["p"], vy=fields["vy"])
+        solver.set_primitive(fields["rho"], fields["vx"], fields["p"], vy=fields["vy"],
+                             vz=fields["vz"])
     return solver

@@ -1,9 +1,12 @@
-"""Compressible Euler equations of an ideal gas, finite volumes on a structured 1D or 2D grid.
+"""Compressible Euler equations of an ideal gas, finite volumes on a structured 1D, 2D or 3D
+grid.
 
 MUSCL reconstruction of primitive variables (minmod, van Leer or MC limiter) or first order,
-Rusanov or HLLC fluxes, SSP-RK2 or SSP-RK3 in time, dt from the CFL number on the device.
-Each Runge-Kutta stage is one fused kernel (raw_kernels/fv/euler.cu, or euler_tile.cu for small
-2D grids on the GPU) that reads each conserved variable once and writes it once.
+Rusanov or HLLC fluxes, SSP-RK2 or SSP-RK3 or MUSCL-Hancock in time, dt from the CFL number on
+the device. Each Runge-Kutta stage is one fused kernel (raw_kernels/fv/euler.cu, or
+euler_tile.cu for small 2D grids on the GPU) that reads each conserved variable once and writes
+it once. A MUSCL-Hancock step is one kernel (euler_hancock.cu) that also advances the clock,
+stable up to cfl = 1 with dt = cfl / max((|vx|+c)/dx + (|vy|+c)/dy (+ (|vz|+c)/dz)).
 """
 
 import math
@@ -13,24 +16,29 @@ import numpy as np
 from ..backend.clock import RATE_BLOCK, DeviceClock
 from ..mesh import StructuredGrid
 from ..solver import BackendLike, TimeDependentSolver
-from .sides import BoundaryError, check_periodic_pairs, specs_by_side
+from .sides import SIDES_3D, BoundaryError, check_periodic_pairs, specs_by_side
 
 RECONSTRUCTIONS = {"first_order": 1, "muscl": 2}
 LIMITERS = {"minmod": 1, "van_leer": 2, "mc": 3}
 RIEMANN_SOLVERS = {"rusanov": 1, "hllc": 2}
 BOUNDARY_KINDS = {"periodic": 0, "transmissive": 1, "reflective": 2, "inflow": 3}
+INFLOW_KEYS = ("rho", "vx", "vy", "vz", "p")  # an inflow state per side (INFLOW_VARS there)
+VELOCITIES = ("vx", "vy", "vz")
 
 # Shu-Osher SSP Runge-Kutta schemes. Each stage: out = (1 - w) U^n + w (u + dt L(u)), where
 # u is the previous stage. (w, u, out) with buffers by role (ROLE_* of euler_scheme.h): U^n, the
 # buffer U^(n+1) goes to, scratch. The state alternates between two buffers, so that no stage
 # writes what it reads.
 OLD, NEW, SCRATCH = 0, 1, 2
+# hancock has no stages: a half-step predictor of the face states, then one update.
 TIME_INTEGRATORS = {
     "ssp_rk2": ((1.0, OLD, SCRATCH), (0.5, SCRATCH, NEW)),
     "ssp_rk3": ((1.0, OLD, NEW), (0.25, NEW, SCRATCH), (2.0 / 3.0, SCRATCH, NEW)),
+    "hancock": (),
 }
 
 MARCH_SOURCE, TILE_SOURCE = "fv/euler.cu", "fv/euler_tile.cu"
+HANCOCK_SOURCE = "fv/euler_hancock.cu"
 
 # A stage block marches up a strip of MARCH_WIDTH columns (passed to euler.cu as MARCH_W), one
 # thread per column, updating all but two halo columns on each side.
@@ -77,49 +85,54 @@ def scheme_defines(ndim, reconstruction, limiter, riemann):
 
 
 def kernel_defines(source, ndim, reconstruction, limiter, riemann):
-    """The defines of `source` (MARCH_SOURCE or TILE_SOURCE) for a scheme: the scheme's and the
-    launch constants the source sizes its blocks and shared memory by."""
+    """The defines of `source` (MARCH_SOURCE, TILE_SOURCE or HANCOCK_SOURCE) for a scheme: the
+    scheme's and the launch constants the source sizes its blocks and shared memory by."""
     launch = {MARCH_SOURCE: {"MARCH_W": MARCH_WIDTH, "RATE_THREADS": RATE_BLOCK},
-              TILE_SOURCE: {"TILE_X": TILE_SHAPE[0], "TILE_Y": TILE_SHAPE[1]}}[source]
+              TILE_SOURCE: {"TILE_X": TILE_SHAPE[0], "TILE_Y": TILE_SHAPE[1]},
+              HANCOCK_SOURCE: {"MARCH_W": MARCH_WIDTH}}[source]
     return {**scheme_defines(ndim, reconstruction, limiter, riemann), **launch}
 
 
 def compiled_kernels():
-    """Every (source, defines) this module compiles (REAL_BITS aside): the march in 1D and 2D,
-    the tile in 2D, for every scheme."""
+    """Every (source, defines) this module compiles (REAL_BITS aside): the march in 1D, 2D and
+    3D, the tile in 2D, the MUSCL-Hancock step in 1D, 2D and 3D, for every scheme."""
     schemes = [("first_order", "minmod")] + [("muscl", limiter) for limiter in LIMITERS]
-    for ndim in (1, 2):
-        for source in (MARCH_SOURCE, TILE_SOURCE) if ndim == 2 else (MARCH_SOURCE,):
+    for ndim in (1, 2, 3):
+        sources = (MARCH_SOURCE, TILE_SOURCE) if ndim == 2 else (MARCH_SOURCE,)
+        for source in (*sources, HANCOCK_SOURCE):
             for riemann in RIEMANN_SOLVERS:
                 for reconstruction, limiter in schemes:
                     yield source, kernel_defines(source, ndim, reconstruction, limiter, riemann)
 
 
 def parse_boundary(boundary, ndim):
-    """{side: spec} -> (kind code of x_lo, x_hi, y_lo, y_hi; their inflow states, 16 numbers).
+    """{side: spec} -> (kind code of x_lo, x_hi, y_lo, y_hi, z_lo, z_hi; their inflow states,
+    INFLOW_KEYS of each, 30 numbers).
 
     A spec is 'periodic' (on both sides of an axis), 'transmissive', 'reflective', or
-    {'inflow': {'rho':, 'vx':, 'vy':, 'p':}} (rho and p required, velocities default to 0)."""
-    kinds = [BOUNDARY_KINDS["periodic"]] * 4
-    inflow = np.zeros((4, 4))
+    {'inflow': {'rho':, 'vx':, 'vy':, 'vz':, 'p':}} (rho and p required, velocities default to
+    0; the grid's axes only)."""
+    kinds = [BOUNDARY_KINDS["periodic"]] * len(SIDES_3D)
+    inflow = np.zeros((len(SIDES_3D), len(INFLOW_KEYS)))
+    keys = ("rho", *VELOCITIES[:ndim], "p")
+    wanted = "{inflow = {" + ", ".join(f"{k} = .." for k in keys) + "}}"
     for index, (side, spec) in enumerate(specs_by_side(boundary, ndim)):
         if isinstance(spec, dict):
             state = spec.get("inflow")
             if (set(spec) != {"inflow"} or not isinstance(state, dict)
-                    or not set(state) <= {"rho", "vx", "vy", "p"} or not {"rho", "p"} <= set(state)
+                    or not set(state) <= set(keys) or not {"rho", "p"} <= set(state)
                     or not all(isinstance(v, (int, float)) and np.isfinite(v)
                                for v in state.values())):
-                raise BoundaryError(side, "expected {inflow = {rho = .., vx = .., vy = .., "
-                                    f"p = ..}} with rho and p, got {spec!r}")
-            inflow[index] = [state.get(k, 0.0) for k in ("rho", "vx", "vy", "p")]
-            if not (inflow[index, 0] > 0 and inflow[index, 3] > 0):
+                raise BoundaryError(side, f"expected {wanted} with rho and p, got {spec!r}")
+            inflow[index] = [state.get(k, 0.0) for k in INFLOW_KEYS]
+            if not (state["rho"] > 0 and state["p"] > 0):
                 raise BoundaryError(side, "inflow rho and p must be > 0")
         elif isinstance(spec, str) and spec in BOUNDARY_KINDS and spec != "inflow":
             kinds[index] = BOUNDARY_KINDS[spec]
             continue
         else:
             raise BoundaryError(side, "expected periodic, transmissive, reflective or "
-                                f"{{inflow = {{rho, vx, vy, p}}}}, got {spec!r}")
+                                f"{{inflow = {{{', '.join(keys)}}}}}, got {spec!r}")
         kinds[index] = BOUNDARY_KINDS["inflow"]
     check_periodic_pairs([kind == BOUNDARY_KINDS["periodic"] for kind in kinds[:2 * ndim]])
     return kinds, inflow.ravel()
@@ -134,8 +147,8 @@ def _choice(name, value, options):
 class EulerSolver(TimeDependentSolver):
     """The state and fused kernels of one Euler problem; `step()` launches one time step.
 
-    boundary: {side: kind} for sides x_lo, x_hi (and y_lo, y_hi in 2D), kind 'periodic',
-    'transmissive', 'reflective' or {'inflow': {'rho':, 'vx':, 'vy':, 'p':}}.
+    boundary: {side: kind} for sides x_lo, x_hi (and y_lo, y_hi in 2D and 3D, z_lo, z_hi in
+    3D), kind 'periodic', 'transmissive', 'reflective' or {'inflow': {'rho':, 'vx':, ..., 'p':}}.
     """
 
     name = "euler"
@@ -152,6 +165,7 @@ class EulerSolver(TimeDependentSolver):
         self.nvar = grid.ndim + 2
         self.stages = TIME_INTEGRATORS[_choice("time_integrator", time_integrator,
                                                TIME_INTEGRATORS)]
+        hancock = time_integrator == "hancock"
         scheme = (grid.ndim, _choice("reconstruction", reconstruction, RECONSTRUCTIONS),
                   _choice("limiter", limiter, LIMITERS),
                   _choice("riemann", riemann, RIEMANN_SOLVERS))
@@ -160,80 +174,108 @@ class EulerSolver(TimeDependentSolver):
         bc_kinds, inflow = parse_boundary(boundary, grid.ndim)
 
         # Device memory: two state buffers (the clock's parity names the one holding the state)
-        # and a scratch stage (48 bytes a cell for 2D fp32), the inflow states, one partial
-        # stability rate per stage block, and the clock.
+        # and, for Runge-Kutta, a scratch stage (48 bytes a cell for 2D fp32), the inflow
+        # states, one partial stability rate per stage block, and the clock.
         b = self.backend
-        shape = (self.nvar, grid.ny, grid.nx)
-        self.buffers = [b.zeros(shape, self.dtype) for _ in range(3)]
+        shape = (self.nvar, *([grid.nz] if grid.ndim == 3 else []), grid.ny, grid.nx)
+        self.buffers = [b.zeros(shape, self.dtype) for _ in range(2 if hancock else 3)]
         self.inflow = b.to_device(inflow.astype(self.dtype))
         kernels = b.module(MARCH_SOURCE, self.dtype, kernel_defines(MARCH_SOURCE, *scheme))
-        if uses_tile(grid, b.name):
+        if uses_tile(grid, b.name) and not hancock:
             stage = b.module(TILE_SOURCE, self.dtype,
                              kernel_defines(TILE_SOURCE, *scheme)).euler_stage_tile
             block, rows = TILE_SHAPE, ()
             launch = tuple(-(-n // (t - 1)) for n, t in zip((grid.nx, grid.ny), TILE_SHAPE))
         else:
             stage, block = kernels.euler_stage, MARCH_WIDTH
-            rows = (march_rows(grid.nx, grid.ny, b.name),)
-            launch = (-(-grid.nx // MARCH_CELLS), -(-grid.ny // rows[0]))
-        self.clock = DeviceClock(b, self.dtype, launch[0] * launch[1], cfl)
+            rows = (march_rows(grid.nx, grid.ny * grid.nz, b.name),)
+            launch = (-(-grid.nx // MARCH_CELLS), -(-grid.ny // rows[0]), grid.nz)
+        self.clock = DeviceClock(b, self.dtype, math.prod(launch), cfl)
 
         # The kernels, bound once to their arguments: the last stage also leaves the stability
         # rates of the new state for the next step's dt (one partial per stage block). The rate
         # kernel reads buffer 0, where set_conserved puts a state.
-        inv_dx, inv_dy = 1.0 / grid.dx, 1.0 / grid.dy
+        inv_dx, inv_dy, inv_dz = 1.0 / grid.dx, 1.0 / grid.dy, 1.0 / grid.dz
         self._rate = kernels.euler_max_rate.bind(
             self.clock.partials, RATE_BLOCK, self.buffers[0], self.clock.rates, grid.nx, grid.ny,
-            inv_dx, inv_dy, self.gamma)
+            grid.nz, inv_dx, inv_dy, inv_dz, self.gamma)
+        # The tile (2D) takes no z arguments; the march takes them in every dimension.
+        if rows:
+            sizes, sides, spacings = (grid.nx, grid.ny, grid.nz, *rows), bc_kinds, (
+                inv_dx, inv_dy, inv_dz)
+        else:
+            sizes, sides, spacings = (grid.nx, grid.ny), bc_kinds[:4], (inv_dx, inv_dy)
         self._stages = [
             stage.bind(launch, block, *self.buffers, self.clock.parity, src, dst, self.clock.dt,
-                       self.inflow, self.clock.rates, grid.nx, grid.ny, *rows, *bc_kinds, inv_dx,
-                       inv_dy, self.gamma, 1.0 / (self.gamma - 1.0), w,
-                       int(k == len(self.stages) - 1))
+                       self.inflow, self.clock.rates, *sizes, *sides, *spacings, self.gamma,
+                       1.0 / (self.gamma - 1.0), w, int(k == len(self.stages) - 1))
             for k, (w, src, dst) in enumerate(self.stages)]
+        # A step's launches: a Runge-Kutta step's dt (finish_dt), then its stages; a
+        # MUSCL-Hancock step's one kernel, which takes dt from the clock and advances it
+        # (one-launch steps, raw_kernels/core/clock.h).
+        self._launches = [self.clock.finish_dt, *self._stages]
+        if hancock:
+            kernel = b.module(HANCOCK_SOURCE, self.dtype,
+                              kernel_defines(HANCOCK_SOURCE, *scheme)).euler_hancock
+            self._launches = [kernel.bind(
+                launch, block, *self.buffers, self.clock.parity, self.clock.ctrl,
+                self.clock.rates, self.clock.tickets, self.inflow, grid.nx, grid.ny, grid.nz,
+                *rows, *bc_kinds, inv_dx, inv_dy, inv_dz, self.gamma, 1.0 / (self.gamma - 1.0),
+                cfl)]
 
     # -- state -----------------------------------------------------------------------------------
     @property
     def field_names(self):
-        return ("rho", "vx", "p") if self.grid.ndim == 1 else ("rho", "vx", "vy", "p")
+        return ("rho", *VELOCITIES[:self.grid.ndim], "p")
 
-    def set_primitive(self, rho, vx, p, vy=0.0, t=0.0):
+    def set_primitive(self, rho, vx, p, vy=0.0, t=0.0, vz=0.0):
         """Set the state from primitive fields (arrays of grid.shape or scalars), at time t."""
         shape = self.grid.shape
-        rho, vx, vy, p = (np.broadcast_to(np.asarray(f, np.float64), shape)
-                          for f in (rho, vx, vy, p))
+        rho, vx, vy, vz, p = (np.broadcast_to(np.asarray(f, np.float64), shape)
+                              for f in (rho, vx, vy, vz, p))
         if not (np.all(rho > 0) and np.all(p > 0)):
             raise ValueError("initial rho and p must be > 0 everywhere")
-        if self.grid.ndim == 1 and np.any(vy != 0):
-            raise ValueError("a 1D grid has no y velocity")
-        energy = p / (self.gamma - 1) + 0.5 * rho * (vx**2 + vy**2)
-        momentum = [rho * vx] + ([rho * vy] if self.grid.ndim == 2 else [])
+        for axis, (name, v) in enumerate(zip(VELOCITIES, (vx, vy, vz))):
+            if axis >= self.grid.ndim and np.any(v != 0):
+                raise ValueError(f"a {self.grid.ndim}D grid has no {name[1]} velocity")
+        energy = p / (self.gamma - 1) + 0.5 * rho * (vx**2 + vy**2 + vz**2)
+        momentum = [rho * v for v in (vx, vy, vz)[:self.grid.ndim]]
         conserved = np.stack([rho, *momentum, energy])
         self.set_conserved(conserved, t)
+
+    def _stored(self, state):
+        """(nvar, *grid.shape) [i, j, k] -> the buffer layout (nvar, (nz,) ny, nx), x fastest."""
+        grid = self.grid
+        cells = state.reshape(self.nvar, grid.nx, grid.ny, grid.nz).transpose(0, 3, 2, 1)
+        return cells.reshape(self.buffers[0].shape)
 
     def set_conserved(self, conserved, t=0.0):
         """Set the state from conserved variables of shape (nvar, *grid.shape)."""
         shape = (self.nvar, *self.grid.shape)
         if np.shape(conserved) != shape:
             raise ValueError(f"conserved state must have shape {shape}, got {np.shape(conserved)}")
-        state = np.asarray(conserved, np.float64).reshape(self.nvar, self.grid.nx, self.grid.ny)
-        self.backend.write(self.buffers[0], state.transpose(0, 2, 1).astype(self.dtype))
+        state = self._stored(np.asarray(conserved, np.float64))
+        self.backend.write(self.buffers[0], state.astype(self.dtype))
         self.clock.set(t=t, steps=0, parity=0)
         self._rate()
+        if not self.stages:  # the step kernel takes its dt from the clock
+            self.clock.next_dt()
 
     def checkpoint_arrays(self):
-        """The state buffer the clock's parity names (the other two are written before they
-        are read in every step)."""
+        """The state buffer the clock's parity names (the others are written before they are
+        read in every step)."""
         return {"conserved": self.buffers[self.clock.read().parity]}
 
     def conserved(self):
         """Host copy of the conserved variables, shape (nvar, *grid.shape), float64."""
         buffer = self.buffers[self.clock.read().parity]
+        grid = self.grid
         state = self.backend.to_host(buffer).astype(np.float64)
-        return state.transpose(0, 2, 1).reshape(self.nvar, *self.grid.shape)
+        cells = state.reshape(self.nvar, grid.nz, grid.ny, grid.nx).transpose(0, 3, 2, 1)
+        return cells.reshape(self.nvar, *grid.shape)
 
     def fields(self):
-        """Host copies of the primitive fields {rho, vx, (vy,) p}, each of grid.shape."""
+        """Host copies of the primitive fields {rho, vx, (vy, (vz,)) p}, each of grid.shape."""
         u = self.conserved()
         rho = u[0]
         velocity = [u[k] / rho for k in range(1, self.nvar - 1)]
@@ -244,8 +286,8 @@ class EulerSolver(TimeDependentSolver):
     def diagnostics(self):
         """Totals of the conserved variables and the minima of density and pressure."""
         u = self.conserved()
-        volume = self.grid.dx * self.grid.dy
-        names = ["mass", "momentum_x"] + (["momentum_y"] if self.grid.ndim == 2 else [])
+        volume = self.grid.cell_volume
+        names = ["mass", *(f"momentum_{v[1]}" for v in VELOCITIES[:self.grid.ndim])]
         out = {f"total_{n}": float(u[k].sum() * volume) for k, n in enumerate(names + ["energy"])}
         fields = self.fields()
         out["min_rho"] = float(fields["rho"].min())
@@ -258,13 +300,13 @@ class EulerSolver(TimeDependentSolver):
 
     # -- time stepping -----------------------------------------------------------------------
     def step(self):
-        """Launch one time step: dt on the device, then the fused Runge-Kutta stages."""
-        self.clock.finish_dt()
-        for stage in self._stages:
-            stage()
+        """Launch one time step: dt on the device, then the fused Runge-Kutta stages; or the
+        one MUSCL-Hancock kernel."""
+        for launch in self._launches:
+            launch()
 
     @property
     def bytes_per_cell(self):
-        """Device memory a cell needs: two state buffers and a scratch stage (the clock's few
-        bytes aside)."""
+        """Device memory a cell needs: two state buffers and, for Runge-Kutta, a scratch
+        stage (the clock's few bytes aside)."""
         return len(self.buffers) * self.nvar * self.dtype.itemsize

@@ -31,10 +31,10 @@ def mesh_signature(mesh):
                        "cells": int(len(mesh.cells))}
         arrays = (np.asarray(mesh.points, np.float64), np.asarray(mesh.cells, np.int64))
     else:
-        description = {"shape": list(mesh.shape), "x": [float(v) for v in mesh.x]}
-        if mesh.ndim == 2:
-            description["y"] = [float(v) for v in mesh.y]
-        arrays = (mesh.x_nodes(), *((mesh.y_nodes(),) if mesh.ndim == 2 else ()))
+        axes = "xyz"[:mesh.ndim]
+        description = {"shape": list(mesh.shape),
+                       **{axis: [float(v) for v in getattr(mesh, axis)] for axis in axes}}
+        arrays = mesh.axis_nodes()
     for array in arrays:
         digest.update(np.ascontiguousarray(array).tobytes())
     return json.dumps(description), digest.hexdigest()

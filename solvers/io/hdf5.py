@@ -2,11 +2,13 @@
 
 Layout of `<name>.h5` (see RunWriter):
     /                      attrs: format, complete, time, steps, and the caller's attrs
-    /mesh/x, /mesh/y       cell centres (y in 2D only), float64
-    /mesh/x_nodes, y_nodes cell faces (y_nodes in 2D only), float64
-    /snapshots/NNNNNN      attrs time, steps; one dataset per field, (ny, nx) in 2D (x fastest,
-                           for ParaView; dataset attr layout="y,x"), (nx,) in 1D
-    /fields/<field>        the final state, grid.shape: (nx,) or (nx, ny) [i, j] (layout="x,y")
+    /mesh/x, /mesh/y, /z   cell centres (y in 2D and 3D, z in 3D), float64
+    /mesh/x_nodes, ...     cell faces (y_nodes in 2D and 3D, z_nodes in 3D), float64
+    /snapshots/NNNNNN      attrs time, steps; one dataset per field, (ny, nx) in 2D and
+                           (nz, ny, nx) in 3D (x fastest, for ParaView; dataset attr
+                           layout="y,x", "z,y,x"), (nx,) in 1D
+    /fields/<field>        the final state, grid.shape: (nx,), (nx, ny) or (nx, ny, nz)
+                           [i, j, k] (layout="x,y", "x,y,z")
     /<group>/<name>        a solver's extra results (datasets()): time series, profiles
     /checkpoint            (partial files) the state when the run was interrupted: checkpoint.py
 
@@ -134,18 +136,20 @@ class RunWriter:
         """The /mesh group of a structured grid (subclasses write other meshes)."""
         grid = self.grid
         mesh.attrs.update({"ndim": grid.ndim, "shape": np.array(grid.shape)})
-        mesh["x"] = grid.x_centres()
-        mesh["x_nodes"] = grid.x_nodes()
-        if grid.ndim == 2:
-            mesh["y"] = grid.y_centres()
-            mesh["y_nodes"] = grid.y_nodes()
+        for axis in "xyz"[:grid.ndim]:
+            mesh[axis] = getattr(grid, f"{axis}_centres")()
+            mesh[f"{axis}_nodes"] = getattr(grid, f"{axis}_nodes")()
 
     def _stored(self, value, final):
         """(array, layout) of a field as a snapshot (final=False) or final dataset: snapshots
-        of 2D grids are transposed to (ny, nx) so that x runs fastest (XDMF)."""
-        if self.grid.ndim != 2:
-            return value, "x"
-        return (value, "x,y") if final else (np.ascontiguousarray(value.T), "y,x")
+        of 2D and 3D grids are transposed to (ny, nx), (nz, ny, nx) so that x runs fastest
+        (XDMF)."""
+        axes = "xyz"[:self.grid.ndim]
+        if self.grid.ndim == 1 or final:
+            return value, ",".join(axes)
+        order = tuple(reversed(range(self.grid.ndim))) + tuple(range(self.grid.ndim,
+                                                                      value.ndim))
+        return np.ascontiguousarray(value.transpose(order)), ",".join(reversed(axes))
 
     # -- writing -----------------------------------------------------------------------------
     def _checked(self, fields):

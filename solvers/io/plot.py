@@ -57,13 +57,15 @@ def plot_fields(png_path, grid, fields, names, title, streamlines=None):
 
 def field_figure(grid, fields, names, title, streamlines=None):
     """A Figure of fields[name] for each name: lines against x in 1D, one pcolormesh with a
-    colorbar per field in 2D, a tripcolor or the boundary surface on an unstructured mesh.
-    Fields are arrays of grid.shape indexed [i, j] (nodal values on a mesh). streamlines: None
-    or cell-centred (u, v) of a 2D grid, drawn over every panel."""
+    colorbar per field in 2D, its three mid-planes in 3D, a tripcolor or the boundary surface on
+    an unstructured mesh. Fields are arrays of grid.shape indexed [i, j(, k)] (nodal values on a
+    mesh). streamlines: None or cell-centred (u, v) of a 2D grid, drawn over every panel."""
     if hasattr(grid, "cells"):  # an unstructured mesh of the finite-element solvers
         from .plot_unstructured import mesh_figure
         return mesh_figure(grid, fields, names, title)
     Figure = _matplotlib()
+    if grid.ndim == 3:
+        return _midplane_figure(Figure, grid, fields, names, title)
     n = len(names)
 
     if grid.ndim == 1:
@@ -102,6 +104,33 @@ def field_figure(grid, fields, names, title, streamlines=None):
         for ax in axes[n:]:
             ax.set_visible(False)
 
+    fig.suptitle(title)
+    return fig
+
+
+def _midplane_figure(Figure, grid, fields, names, title):
+    """A row per field of a 3D grid: its planes of cells through the middle of the box normal
+    to z, y and x (index n // 2 along that axis), each a pcolormesh with its colorbar."""
+    nodes = {"x": grid.x_nodes(), "y": grid.y_nodes(), "z": grid.z_nodes()}
+    middle = {"x": grid.nx // 2, "y": grid.ny // 2, "z": grid.nz // 2}
+    centres = {"x": grid.x_centres(), "y": grid.y_centres(), "z": grid.z_centres()}
+    planes = (("z", "x", "y"), ("y", "x", "z"), ("x", "y", "z"))  # normal, horizontal, vertical
+    fig = Figure(figsize=(3 * 4.3, len(names) * 3.6 + 0.4), layout="constrained")
+    axes = fig.subplots(len(names), 3, squeeze=False)
+    for row, name in zip(axes, names):
+        values = np.asarray(fields[name], np.float64)
+        for ax, (normal, across, up) in zip(row, planes):
+            cut = [slice(None)] * 3
+            cut["xyz".index(normal)] = middle[normal]
+            # pcolormesh wants (vertical, horizontal); the plane is [across, up].
+            plane, hn, vn = _coarsen(values[tuple(cut)].T, nodes[across], nodes[up])
+            mesh = ax.pcolormesh(hn, vn, np.ma.masked_invalid(plane), shading="flat",
+                                 cmap="viridis")
+            fig.colorbar(mesh, ax=ax, shrink=0.9)
+            ax.set_aspect("equal")
+            ax.set_title(f"{name}, {normal} = {centres[normal][middle[normal]]:.3g}")
+            ax.set_xlabel(across)
+            ax.set_ylabel(up)
     fig.suptitle(title)
     return fig
 

@@ -1,8 +1,9 @@
 """XDMF sidecar that lets ParaView (and VisIt) open a run's HDF5 file as a time series.
 
-Every snapshot is a 2DRectMesh grid (VXVY geometry from /mesh/x_nodes, /mesh/y_nodes) with
-cell-centred attributes read from /snapshots/NNNNNN/<field>. A 1D run is shown as a strip one
-cell thick: its y nodes [0, dx] are written inline, since the HDF5 file has no y axis.
+Every snapshot is a 2DRectMesh grid (VXVY geometry from /mesh/x_nodes, /mesh/y_nodes), or a
+3DRectMesh (VXVYVZ, and /mesh/z_nodes) for a 3D grid, with cell-centred attributes read from
+/snapshots/NNNNNN/<field>. A 1D run is shown as a strip one cell thick: its y nodes [0, dx] are
+written inline, since the HDF5 file has no y axis.
 """
 
 import os
@@ -28,12 +29,14 @@ def write_xdmf(path, h5_filename, grid, snapshots, field_names, dtypes=None):
     path = Path(path)
     dtypes = dtypes or {}
     nx = grid.nx
-    ny = grid.ny if grid.ndim == 2 else 1
+    ny = grid.ny if grid.ndim >= 2 else 1
     # XDMF lists dimensions slowest first: (ny, nx) cells, matching the snapshot datasets,
-    # which are stored transposed (layout "y,x"). A 1D strip's cells are (1, nx): the XDMF 2
-    # reader needs the topology's rank, and both readers read a (nx,) dataset whole when the
-    # ranks differ but the counts agree.
-    cell_dims = (ny, nx)
+    # which are stored transposed (layout "y,x"; 3D: (nz, ny, nx), "z,y,x"). A 1D strip's cells
+    # are (1, nx): the XDMF 2 reader needs the topology's rank, and both readers read a (nx,)
+    # dataset whole when the ranks differ but the counts agree.
+    cell_dims = (grid.nz, ny, nx) if grid.ndim == 3 else (ny, nx)
+    topology = "3DRectMesh" if grid.ndim == 3 else "2DRectMesh"
+    axes = "xyz"[:max(grid.ndim, 2)]
 
     root = ET.Element("Xdmf", Version="3.0")
     series = ET.SubElement(ET.SubElement(root, "Domain"), "Grid", Name="run",
@@ -42,13 +45,16 @@ def write_xdmf(path, h5_filename, grid, snapshots, field_names, dtypes=None):
         group = f"/snapshots/{index:06d}"
         snap = ET.SubElement(series, "Grid", Name=f"snapshot_{index:06d}", GridType="Uniform")
         ET.SubElement(snap, "Time", Value=repr(float(time)))
-        ET.SubElement(snap, "Topology", TopologyType="2DRectMesh", Dimensions=f"{ny + 1} {nx + 1}")
-        geometry = ET.SubElement(snap, "Geometry", GeometryType="VXVY")
-        _data_item(geometry, (nx + 1,), np.float64, f"{h5_filename}:/mesh/x_nodes")
-        if grid.ndim == 2:
-            _data_item(geometry, (ny + 1,), np.float64, f"{h5_filename}:/mesh/y_nodes")
-        else:
-            _data_item(geometry, (2,), np.float64, f"0 {grid.dx!r}", fmt="XML")
+        ET.SubElement(snap, "Topology", TopologyType=topology,
+                      Dimensions=" ".join(str(n + 1) for n in cell_dims))
+        geometry = ET.SubElement(snap, "Geometry", GeometryType="".join(f"V{a.upper()}"
+                                                                        for a in axes))
+        for axis, count in zip(axes, reversed(cell_dims)):
+            if axis == "y" and grid.ndim == 1:
+                _data_item(geometry, (2,), np.float64, f"0 {grid.dx!r}", fmt="XML")
+            else:
+                _data_item(geometry, (count + 1,), np.float64,
+                           f"{h5_filename}:/mesh/{axis}_nodes")
         for name in field_names:
             attribute = ET.SubElement(snap, "Attribute", Name=name, AttributeType="Scalar",
                                       Center="Cell")
