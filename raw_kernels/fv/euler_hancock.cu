@@ -16,7 +16,8 @@
 #error "MARCH_W (threads of a step block, the width of its strip) must be defined"
 #endif
 #define MARCH_CELLS (MARCH_W - 4)
-#define HANCOCK_BLOCKS_PER_SM (REAL_BITS == 32 ? 8 : 4)
+// Blocks sharing a multiprocessor, as euler.cu's STAGE_BLOCKS_PER_SM: 3D needs the registers.
+#define HANCOCK_BLOCKS_PER_SM (REAL_BITS == 32 && DIM < 3 ? 8 : 4)
 
 // A primitive state (a cell's or a face's) in shared memory, aligned for wide accesses.
 struct alignas(4 * sizeof(real)) RowPrim {
@@ -81,7 +82,7 @@ void euler_hancock(real* state_a, real* state_b, int* parity, double* ctrl, real
                    int* tickets, const real* __restrict__ inflow, int nx, int ny, int nz,
                    int rows, int bc_xlo, int bc_xhi, int bc_ylo, int bc_yhi, int bc_zlo,
                    int bc_zhi, real inv_dx, real inv_dy, real inv_dz, real gamma, real inv_gm1,
-                   real cfl)
+                   const double* cfl)
 {
     // Thread t's entry of row_prim and row_hi is t + 1; the edge threads (whose predicted states
     // are not used) read a pad at 0 or MARCH_W + 1.
@@ -96,17 +97,11 @@ void euler_hancock(real* state_a, real* state_b, int* parity, double* ctrl, real
     PHASE {
         if (threadIdx.x < 2) {
             const int pad = threadIdx.x == 0 ? 0 : MARCH_W + 1;
-            Prim rest = Prim{};
-            rest.rho = R(1);
-            rest.p = R(1);
-            row_prim[pad].w = rest;
-            row_hi[pad].w = rest;
+            row_prim[pad].w = rest_prim();
+            row_hi[pad].w = rest_prim();
         }
-        if (threadIdx.x == 0)
-            taken[0] = step_begins(ctrl, blockIdx.x + blockIdx.y + blockIdx.z == 0, step_dt);
     }
-    __syncthreads();
-    if (!taken[0]) return;
+    if (!begin_step(ctrl, step_dt, taken)) return;
 
     // Block-uniform values (the same in every thread, so they may live across barriers).
     const real dt = step_dt[0];
@@ -163,10 +158,7 @@ void euler_hancock(real* state_a, real* state_b, int* parity, double* ctrl, real
             HancockColumn& c = MY(col);
             const int i = i0 + (int)threadIdx.x;
 #if DIM >= 2
-            c.below = c.here;
-            c.here = c.above;
-            if (r + 1 < stored_rows) c.above = conserved_prim(c.next, R(1), R(1), gamma);
-            else c.above = lab_prim(g, i, r + 1, k);
+            column_moves_up(c, g, i, r, k, stored_rows);
             if (r + 2 < stored_rows) load_cell(u, ncell, plane + (r + 2) * nx + i, c.next);
 #else
             if (r < j1) c.here = lab_prim(g, i, r, k);

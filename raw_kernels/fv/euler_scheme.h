@@ -174,6 +174,15 @@ DEVICE Prim cell_prim(const real* u, int ncell, int c, real flip_x, real flip_y,
     return conserved_prim(cons, flip_x, flip_y, gamma, flip_z);
 }
 
+// A harmless state for cells and pads whose values are never used: gas at rest, rho = p = 1.
+DEVICE Prim rest_prim()
+{
+    Prim w = Prim{};
+    w.rho = R(1);
+    w.p = R(1);
+    return w;
+}
+
 // Cells of the grid (DIM 3: nx ny nz).
 DEVICE int grid_cells(const Grid& g)
 {
@@ -220,11 +229,7 @@ DEVICE Prim lab_prim(const Grid& g, int i, int j, int k = 0)
 #else
     const bool far_z = false;
 #endif
-    if (far_z || i < -2 || i >= g.nx + 2 || j < -2 || j >= g.ny + 2) {
-        w.rho = R(1);
-        w.p = R(1);
-        return w;
-    }
+    if (far_z || i < -2 || i >= g.nx + 2 || j < -2 || j >= g.ny + 2) return rest_prim();
 
     int inflow_side = -1;
     real flip_x = R(1), flip_y = R(1), flip_z = R(1);
@@ -246,6 +251,18 @@ DEVICE Prim lab_prim(const Grid& g, int i, int j, int k = 0)
     }
     return cell_prim(g.u, grid_cells(g), (k * g.ny + j) * g.nx + i, flip_x, flip_y, g.gamma,
                      flip_z);
+}
+
+// A marching column moves up one row: its rows r - 1 and r become below and here, and row r + 1
+// comes from the registers it was loaded into (rows of a strip inside the grid, r + 1 <
+// stored_rows) or through lab_prim.
+template <class Column>
+DEVICE void column_moves_up(Column& c, const Grid& g, int i, int r, int k, int stored_rows)
+{
+    c.below = c.here;
+    c.here = c.above;
+    if (r + 1 < stored_rows) c.above = conserved_prim(c.next, R(1), R(1), g.gamma);
+    else c.above = lab_prim(g, i, r + 1, k);
 }
 
 // Largest stable 1/dt of one cell from its conserved variables: (|vx| + c)/dx + (|vy| + c)/dy
@@ -500,17 +517,17 @@ DEVICE real state_rate(const real cons[NVAR], real gamma, real inv_dx, real inv_
 }
 
 // The buffers of a Runge-Kutta stage, by role: the state alternates between two buffers
-// (state_a, state_b). finish_dt flipped `parity` when the step began, so U^n is in the buffer
-// parity does not name and U^(n+1) goes to the one it names; scratch holds an intermediate
-// stage. No stage writes a buffer it reads, so a stage's loads never wait on its own stores
-// (in place over U^n the last stage was slower: docs/euler_performance.md).
+// (state_a, state_b). `parity` names U^n's buffer until the last stage ends the step (and
+// flips it, close_step in clock.h), so U^(n+1) goes to the one it does not name; scratch holds
+// an intermediate stage. No stage writes a buffer it reads, so a stage's loads never wait on
+// its own stores (in place over U^n the last stage was slower: docs/euler_performance.md).
 #define ROLE_OLD 0      // U^n
 #define ROLE_NEW 1      // U^(n+1), and the first stage of SSP-RK3
 #define ROLE_SCRATCH 2  // the other intermediate stage
 DEVICE real* stage_buffer(int role, int parity, real* state_a, real* state_b, real* scratch)
 {
     if (role == ROLE_SCRATCH) return scratch;
-    return (role == ROLE_NEW) == (parity != 0) ? state_b : state_a;
+    return (role == ROLE_NEW) != (parity != 0) ? state_b : state_a;
 }
 
 // A stage's buffers in this step: it reads u (role u_role) and u0 and writes out (out_role).
