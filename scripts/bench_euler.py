@@ -61,12 +61,11 @@ TTS_SIZES = {"cuda": {"tts_sizes": [1024, 4096], "step_sizes": [256, 512], "size
              "host": {"tts_sizes": [32], "step_sizes": [16], "sizes_3d": [8]}}
 # The copy-only stage: a benchmark's kernel, kept beside the script, not in the package.
 FLOOR_SOURCE = Path(__file__).resolve().parent / "kernels" / "euler_floor.cu"
-FLOOR_DEFINES = {**SCHEME_DEFINES, "COPY_THREADS": COPY_BLOCK}
 
 
 def compiled_kernels():
     """The kernel this script compiles beside the solver's (for the compile checks)."""
-    yield FLOOR_SOURCE, FLOOR_DEFINES
+    yield FLOOR_SOURCE, SCHEME_DEFINES
 
 # FLOPs per cell and Runge-Kutta stage, counted from raw_kernels/fv/euler_scheme.h (DIM 2,
 # MUSCL, MC, HLLC). +, -, *, /, 1/x, sqrt and 1/sqrt count 1 each (an FMA in the machine code
@@ -204,21 +203,19 @@ def time_modes(dev, step, steps, k, repeats):
 
 def copy_stage_step(dev, solver):
     """The solver's step with each stage replaced by euler_copy_stage (scripts/kernels/
-    euler_floor.cu): one launch a stage, the same arguments, dt from the solver's clock and
-    the step ended by the last stage, no arithmetic (the state is copied, unchanged). The
-    copy blocks leave their partial rates in arrays of their own."""
+    euler_floor.cu): the same dt kernel, the same arguments, no arithmetic (the state is
+    copied, unchanged)."""
     grid = solver.grid
-    kernel = dev.backend.module(FLOOR_SOURCE, solver.dtype, FLOOR_DEFINES).euler_copy_stage
+    kernel = dev.backend.module(FLOOR_SOURCE, solver.dtype, SCHEME_DEFINES).euler_copy_stage
     blocks = -(-grid.nx * grid.ny // COPY_BLOCK)
-    rates, tickets = dev.backend.zeros((blocks,), solver.dtype), dev.backend.zeros((1,), np.int32)
-    clock = solver.clock
-    stages = [kernel.bind(blocks, COPY_BLOCK, *solver.buffers, clock.parity, src, dst, clock.ctrl,
-                          clock.cfl, rates, tickets, solver.inflow, grid.nx, grid.ny, 0, 0, 0, 0,
-                          1.0 / grid.dx, 1.0 / grid.dy, GAMMA, 1.0 / (GAMMA - 1),
-                          w, int(k == len(solver.stages) - 1))
-              for k, (w, src, dst) in enumerate(solver.stages)]
+    stages = [kernel.bind(blocks, COPY_BLOCK, *solver.buffers, solver.clock.parity, src, dst,
+                          solver.clock.dt, solver.inflow, solver.clock.rates, grid.nx, grid.ny,
+                          0, 0, 0, 0, 1.0 / grid.dx, 1.0 / grid.dy, GAMMA, 1.0 / (GAMMA - 1),
+                          w, 0)
+              for w, src, dst in solver.stages]
 
     def step():
+        solver.clock.finish_dt()
         for stage in stages:
             stage()
 

@@ -14,8 +14,6 @@ import numpy as np
 import pytest
 
 import solvers.fv.euler as euler_module
-from solvers.backend import get_backend
-from solvers.backend.clock import DeviceClock
 from solvers.fv.euler import EulerSolver
 from solvers.mesh import StructuredGrid
 from solvers.run.simulation import RunError, Simulation
@@ -376,34 +374,6 @@ def test_graph_replay_matches_eager_run_bitwise(backend_name, steps_per_graph):
     eager = lumpy_run(backend_name, graph=False, steps_per_graph=1)
     graph = lumpy_run(backend_name, graph=True, steps_per_graph=steps_per_graph)
     np.testing.assert_array_equal(graph, eager)
-
-
-@pytest.mark.parametrize("layout", ["march", "tile"])
-@pytest.mark.parametrize("time_integrator, stages", [("ssp_rk2", 2), ("ssp_rk3", 3)])
-def test_a_runge_kutta_step_is_one_launch_a_stage(monkeypatch, layout, time_integrator, stages):
-    """The host backend records a captured step's launches: one a stage, the last of which
-    also reduces the stability rates of the new state to the next dt and advances the clock.
-    Each step moves the clock exactly as finish_dt (control.cu), the launch a step began with
-    before, does from the rates the step before left: the same dt bits, the same landing on
-    the stop time (cfl 0.45 is no float), and idle steps past it."""
-    monkeypatch.setattr(euler_module, "uses_tile", lambda grid, name: layout == "tile")
-    backend = get_backend("host")
-    solver = lumpy_solver("host", scheme={"time_integrator": time_integrator, "cfl": 0.45})
-    graph = backend.capture(solver.step)
-    assert len(graph.launches) == stages
-    reference = DeviceClock(backend, solver.dtype, solver.clock.partials, 0.45)
-    solver.clock.set(t_stop=0.0301)
-    idle = 0
-    while idle < 2:
-        before = solver.clock.read()
-        backend.write(reference.rates, backend.to_host(solver.clock.rates))
-        reference.set(t=before.t, t_stop=before.t_stop, steps=before.steps,
-                      parity=before.parity)
-        reference.finish_dt()
-        graph.replay()
-        assert solver.clock.read() == reference.read(), before
-        idle += solver.clock.read().dt == 0.0
-    assert solver.clock.read().t == 0.0301 and solver.clock.read().steps > 5
 
 
 WALLS_AND_INFLOW = {"x_lo": "reflective", "x_hi": "transmissive",

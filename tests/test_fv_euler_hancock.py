@@ -192,9 +192,9 @@ def test_restart_from_a_checkpoint_continues_bit_for_bit(backend_name):
 
 def test_a_step_is_one_launch():
     """The host backend records a captured step's launches: one kernel a MUSCL-Hancock step
-    (the clock advanced by its last block), against three stages for SSP-RK3."""
+    (the clock advanced by its last block), against finish_dt and three stages for SSP-RK3."""
     backend = get_backend("host")
-    for scheme, launches in ((HANCOCK, 1), ({"time_integrator": "ssp_rk3"}, 3)):
+    for scheme, launches in ((HANCOCK, 1), ({"time_integrator": "ssp_rk3"}, 4)):
         grid = StructuredGrid(32, x=(0.0, 1.0), ny=24, y=(0.0, 0.75))
         solver = EulerSolver(grid, PERIODIC_2D, backend=backend, **scheme)
         solver.set_primitive(1.0, 0.5, 1.0)

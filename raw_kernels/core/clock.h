@@ -56,21 +56,19 @@ DEVICE void partials_max(const real* partials, int count, real* s)
     block_max(s);
 }
 
-// The next step's dt before landing, cfl / rate, from the largest stability rate of a state
-// (cfl: the clock's CFL number, a double in device memory); a non-finite rate (a non-finite or
-// non-physical state) stops the run instead.
-DEVICE void record_next_dt(double* ctrl, real rate, const double* cfl)
+// The next step's dt before landing, cfl / rate, from the largest stability rate of a state;
+// a non-finite rate (a non-finite or non-physical state) stops the run instead.
+DEVICE void record_next_dt(double* ctrl, real rate, real cfl)
 {
-    if (rate < REAL_INF) ctrl[CTRL_NEXT_DT] = cfl[0] / (double)rate;
+    if (rate < REAL_INF) ctrl[CTRL_NEXT_DT] = (double)cfl / (double)rate;
     else ctrl[CTRL_STATUS] = 1.0;
 }
 
-// One-launch steps: a step is one kernel launch (or one launch a stage); each launch reads its
-// dt from ctrl at its start (begin_step), and the step's last launch advances the clock at its
-// end, in the last of its blocks to finish (close_step). No block writes ctrl before the
-// last one of the step has read it, so every block of every stage computes the same dt, and a
-// stop time the host changes between replays takes effect in the next step. parity names the
-// buffer that holds the state between steps (U^n during the step); close_step flips it.
+// One-launch steps: a step is one kernel launch (or one launch a stage) that reads its dt from
+// ctrl at its start (step_begins) and advances the clock at its end, in the last of its blocks
+// to finish (close_step). No block writes ctrl before the last one has read it, so every block
+// computes the same dt, and a stop time the host changes between replays takes effect in the
+// next step. parity names the buffer that holds the state between steps; close_step flips it.
 
 // Whether a one-launch step is taken (t < t_stop, the run not stopped), with its dt (the
 // clock's next dt landed on t_stop) in *dt, else 0. With `record` (one block of the launch)
@@ -90,7 +88,7 @@ REDUCTION_DEVICE int step_begins(double* ctrl, int record, real* dt)
 // The end of a step taken, in one thread: the clock moves by the step step_begins found (from
 // the same ctrl), the step is counted, parity flips, and the next dt comes from `rate`, the
 // largest stability rate of the new state.
-REDUCTION_DEVICE void end_step(double* ctrl, int* parity, real rate, const double* cfl)
+REDUCTION_DEVICE void end_step(double* ctrl, int* parity, real rate, real cfl)
 {
     const ClockStep step = landed_step(ctrl[CTRL_T], ctrl[CTRL_T_STOP], ctrl[CTRL_NEXT_DT]);
     ctrl[CTRL_T] = step.t;
@@ -100,26 +98,13 @@ REDUCTION_DEVICE void end_step(double* ctrl, int* parity, real rate, const doubl
     record_next_dt(ctrl, rate, cfl);
 }
 
-// The start of a one-launch step kernel, called by every thread of every block: whether the
-// step is taken (step_begins; block 0 records a step not taken), with its dt in dt[0]. dt and
-// taken: __shared__.
-DEVICE bool begin_step(double* ctrl, real* dt, int* taken)
-{
-    PHASE {
-        if (threadIdx.x == 0 && threadIdx.y == 0)
-            taken[0] = step_begins(ctrl, blockIdx.x + blockIdx.y + blockIdx.z == 0, dt);
-    }
-    __syncthreads();
-    return taken[0] != 0;
-}
-
-// The epilogue of a one-launch step kernel (of its last stage), called by every thread of
-// every block that took the step, with the threads' largest stability rates of the new state
-// in s (a __shared__ real per thread): the block's maximum goes to rates[block], and the last
-// block to arrive reduces them all (in a fixed order: a maximum is exact) and ends the step.
-// `tickets`: 0 before the launch and after it; `last`: a __shared__ int.
+// The epilogue of a one-launch step kernel, called by every thread of every block that took
+// the step, with the threads' largest stability rates of the new state in s (a __shared__
+// real per thread): the block's maximum goes to rates[block], and the last block to arrive
+// reduces them all (in a fixed order: a maximum is exact) and ends the step. `tickets`: 0
+// before the launch and after it; `last`: a __shared__ int.
 DEVICE void close_step(real* s, real* rates, int* tickets, int* last, double* ctrl, int* parity,
-                       const double* cfl)
+                       real cfl)
 {
     block_max(s);
     PHASE {

@@ -56,10 +56,9 @@ REDUCTION BLOCK_KERNEL void finish_dt(const real* __restrict__ rates, int n,
 // The next dt of a state the host has just set, for a solver whose step kernels take their dt
 // from the clock and advance it themselves (one-launch steps, see clock.h): the per-block
 // maxima of the state's stability rate reduced as in finish_dt, and cfl / rate left in ctrl
-// (or the run stopped on a non-finite rate), cfl read from device memory as the step kernels
-// read it. Launched as finish_dt is.
+// (or the run stopped on a non-finite rate). Launched as finish_dt is.
 REDUCTION BLOCK_KERNEL void next_dt(const real* __restrict__ rates, int n,
-                                    double* __restrict__ ctrl, const double* __restrict__ cfl)
+                                    double* __restrict__ ctrl, real cfl)
 {
     __shared__ real s[FINISH_THREADS];
     partials_max(rates, n, s);

@@ -1,7 +1,6 @@
 // Compressible Euler equations, finite volumes (the scheme: euler_scheme.h): the march, the
 // stage kernel for all but small 2D grids, and the per-block stability rates of a state.
 #include "euler_scheme.h"
-#include "clock.h"
 
 // A stage block marches up a strip of the grid MARCH_W columns wide, one thread per column:
 // the strip updates the MARCH_W - 4 columns between two halo columns on each side (a halo
@@ -128,20 +127,20 @@ struct Column {
 // load latency, not DRAM bandwidth, limit this kernel, so its loads start early: the states of
 // row r + 2 are loaded into registers in step r (in strips inside the grid in x), and the u
 // and u0 of row r - 1 that the update needs in step r before the block turns to the x
-// direction (u again: a line fetched three steps before). Every stage takes its dt from the
-// clock (begin_step, clock.h: no step once t has reached the stop time, and then nothing is
-// written); the last stage (last_stage) also leaves per block the largest stability rate of
-// the new state in rates, and its last block ends the step with the next dt (close_step), so
-// a step is one launch a stage. Registers are capped so that 8 blocks (32 warps) share a
-// multiprocessor in 2D fp32, 4 in fp64 and in 3D: more warps hide more load latency but leave
-// each thread fewer registers before it spills (the caps compared: docs/euler_performance.md).
+// direction (u again: a line fetched three steps before). With write_rates it also leaves per
+// block the largest stability rate of the new state in rates, for the next dt. dt == 0 means
+// the run has reached its stop time: the stage writes nothing. Registers are capped so that
+// 8 blocks (32 warps) share a multiprocessor in 2D fp32, 4 in fp64 and in 3D: more warps hide
+// more load latency but leave each thread fewer registers before it spills (the caps compared:
+// docs/euler_performance.md).
 #define STAGE_BLOCKS_PER_SM (REAL_BITS == 32 && DIM < 3 ? 8 : 4)
 BLOCK_KERNEL LAUNCH_BOUNDS(MARCH_W, STAGE_BLOCKS_PER_SM)
-void euler_stage(real* state_a, real* state_b, real* scratch, int* parity, int u_role,
-                 int out_role, double* ctrl, const double* cfl, real* rates, int* tickets,
-                 const real* __restrict__ inflow, int nx, int ny, int nz, int rows, int bc_xlo,
-                 int bc_xhi, int bc_ylo, int bc_yhi, int bc_zlo, int bc_zhi, real inv_dx,
-                 real inv_dy, real inv_dz, real gamma, real inv_gm1, real w, int last_stage)
+void euler_stage(real* state_a, real* state_b, real* scratch, const int* __restrict__ parity,
+                 int u_role, int out_role, const real* __restrict__ dt_dev,
+                 const real* __restrict__ inflow, real* __restrict__ rates, int nx, int ny,
+                 int nz, int rows, int bc_xlo, int bc_xhi, int bc_ylo, int bc_yhi, int bc_zlo,
+                 int bc_zhi, real inv_dx, real inv_dy, real inv_dz, real gamma, real inv_gm1,
+                 real w, int write_rates)
 {
     // Thread t's entry of row_prim and row_hi is t + 1: thread t reads its neighbours' at t and
     // t + 2, and the edge threads (whose x states are not used) read a pad, not a clamped
@@ -149,12 +148,9 @@ void euler_stage(real* state_a, real* state_b, real* scratch, int* parity, int u
     __shared__ Pair row_prim[PRIM_PAIRS][MARCH_W + 2], row_hi[PRIM_PAIRS][MARCH_W + 2];
     __shared__ Pair row_flux[FLUX_PAIRS][MARCH_W];
     __shared__ real block_rates[MARCH_W];
-    __shared__ real step_dt[1];
-    __shared__ int taken[1], last[1];
     THREAD_STATE(Column, col);
 
-    // The pads hold a harmless state, so that no thread reads uninitialized memory; this step's
-    // dt, the same in every block.
+    // The pads hold a harmless state, so that no thread reads uninitialized memory.
     PHASE {
         if (threadIdx.x < 2) {
             const int pad = threadIdx.x == 0 ? 0 : MARCH_W + 1;
@@ -162,10 +158,11 @@ void euler_stage(real* state_a, real* state_b, real* scratch, int* parity, int u
             store_prim(row_hi, pad, rest_prim());
         }
     }
-    if (!begin_step(ctrl, step_dt, taken)) return;
+    __syncthreads();
 
     // Block-uniform values (the same in every thread, so they may live across barriers).
-    const real dt = step_dt[0];
+    const real dt = dt_dev[0];
+    if (dt == R(0)) return;
     const StageBuffers buffers = stage_buffers(u_role, out_role, parity, state_a, state_b,
                                                scratch);
     const real* __restrict__ u = buffers.u;
@@ -291,23 +288,25 @@ void euler_stage(real* state_a, real* state_b, real* scratch, int* parity, int u
                 update_cell(out + cell, ncell, c.old, c.start, f_lo, f_hi, nullptr, nullptr,
                             blend, w, next);
 #endif
-                if (last_stage)
+                if (write_rates)
                     c.rate = fmax(c.rate, state_rate(next, gamma, inv_dx, inv_dy, inv_dz));
             }
         }
     }
 
-    // The last stage ends the step: every block's largest stability rate of the new state,
-    // reduced by the last block to finish, gives the next dt.
-    if (last_stage) {
+    if (write_rates) {
         PHASE { block_rates[threadIdx.x] = MY(col).rate; }
-        close_step(block_rates, rates, tickets, last, ctrl, parity, cfl);
+        block_max(block_rates);
+        PHASE {
+            if (threadIdx.x == 0)
+                rates[(blockIdx.z * gridDim.y + blockIdx.y) * gridDim.x + blockIdx.x] =
+                    block_rates[0];
+        }
     }
 }
 
 // Per block, the largest stability rate over its cells (grid-stride); a state set from the
-// host gets its first dt from this (and next_dt, control.cu), later steps from the last
-// stage.
+// host gets its first dt from this, later steps from the last stage's write_rates.
 BLOCK_KERNEL void euler_max_rate(const real* __restrict__ u, real* __restrict__ rates, int nx,
                                  int ny, int nz, real inv_dx, real inv_dy, real inv_dz,
                                  real gamma)

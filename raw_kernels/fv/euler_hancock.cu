@@ -82,7 +82,7 @@ void euler_hancock(real* state_a, real* state_b, int* parity, double* ctrl, real
                    int* tickets, const real* __restrict__ inflow, int nx, int ny, int nz,
                    int rows, int bc_xlo, int bc_xhi, int bc_ylo, int bc_yhi, int bc_zlo,
                    int bc_zhi, real inv_dx, real inv_dy, real inv_dz, real gamma, real inv_gm1,
-                   const double* cfl)
+                   real cfl)
 {
     // Thread t's entry of row_prim and row_hi is t + 1; the edge threads (whose predicted states
     // are not used) read a pad at 0 or MARCH_W + 1.
@@ -100,8 +100,11 @@ void euler_hancock(real* state_a, real* state_b, int* parity, double* ctrl, real
             row_prim[pad].w = rest_prim();
             row_hi[pad].w = rest_prim();
         }
+        if (threadIdx.x == 0)
+            taken[0] = step_begins(ctrl, blockIdx.x + blockIdx.y + blockIdx.z == 0, step_dt);
     }
-    if (!begin_step(ctrl, step_dt, taken)) return;
+    __syncthreads();
+    if (!taken[0]) return;
 
     // Block-uniform values (the same in every thread, so they may live across barriers).
     const real dt = step_dt[0];

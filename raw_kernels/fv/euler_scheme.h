@@ -517,17 +517,17 @@ DEVICE real state_rate(const real cons[NVAR], real gamma, real inv_dx, real inv_
 }
 
 // The buffers of a Runge-Kutta stage, by role: the state alternates between two buffers
-// (state_a, state_b). `parity` names U^n's buffer until the last stage ends the step (and
-// flips it, close_step in clock.h), so U^(n+1) goes to the one it does not name; scratch holds
-// an intermediate stage. No stage writes a buffer it reads, so a stage's loads never wait on
-// its own stores (in place over U^n the last stage was slower: docs/euler_performance.md).
+// (state_a, state_b). finish_dt flipped `parity` when the step began, so U^n is in the buffer
+// parity does not name and U^(n+1) goes to the one it names; scratch holds an intermediate
+// stage. No stage writes a buffer it reads, so a stage's loads never wait on its own stores
+// (in place over U^n the last stage was slower: docs/euler_performance.md).
 #define ROLE_OLD 0      // U^n
 #define ROLE_NEW 1      // U^(n+1), and the first stage of SSP-RK3
 #define ROLE_SCRATCH 2  // the other intermediate stage
 DEVICE real* stage_buffer(int role, int parity, real* state_a, real* state_b, real* scratch)
 {
     if (role == ROLE_SCRATCH) return scratch;
-    return (role == ROLE_NEW) != (parity != 0) ? state_b : state_a;
+    return (role == ROLE_NEW) == (parity != 0) ? state_b : state_a;
 }
 
 // A stage's buffers in this step: it reads u (role u_role) and u0 and writes out (out_role).

@@ -1,7 +1,6 @@
 // Compressible Euler equations, finite volumes (the scheme: euler_scheme.h): the stage kernel
 // for small 2D grids.
 #include "euler_scheme.h"
-#include "clock.h"
 
 #if DIM != 2
 #error "euler_tile.cu is for 2D grids"
@@ -13,11 +12,10 @@
 // operations as the march (same bits); the threads of column 0 and row 0 only supply the low
 // faces of their neighbours, so a block updates (TILE_X - 1) x (TILE_Y - 1) cells. Block
 // (bx, by) updates cells i0 + 1 .., j0 + 1 .. with i0 = bx (TILE_X - 1) - 1, j0 = by (TILE_Y - 1)
-// - 1. Arguments, roles, dt and the last stage's end of the step as for euler_stage (euler.cu),
-// less `rows`. 32 x 8: a warp reads a row of 32 consecutive cells, and 217 of the 256 threads
-// update a cell; smaller tiles spend more of their threads on low faces only, larger ones leave
-// a small grid fewer blocks to spread over the multiprocessors (the tiles compared:
-// docs/euler_performance.md).
+// - 1. Arguments, roles and rates as for euler_stage (euler.cu), less `rows`. 32 x 8: a warp
+// reads a row of 32 consecutive cells, and 217 of the 256 threads update a cell; smaller tiles
+// spend more of their threads on low faces only, larger ones leave a small grid fewer blocks
+// to spread over the multiprocessors (the tiles compared: docs/euler_performance.md).
 //
 // Compile-time (besides the scheme's, see euler_scheme.h), from solvers/fv/euler.py: TILE_X and
 // TILE_Y, the block shape (TILE_SHAPE there).
@@ -55,26 +53,23 @@ DEVICE void face_flux(const Prim& c0, const Prim& c1, const Prim& c2, const Prim
 }
 
 BLOCK_KERNEL LAUNCH_BOUNDS(TILE_THREADS, TILE_BLOCKS_PER_SM)
-void euler_stage_tile(real* state_a, real* state_b, real* scratch, int* parity, int u_role,
-                      int out_role, double* ctrl, const double* cfl, real* rates, int* tickets,
-                      const real* __restrict__ inflow, int nx, int ny, int bc_xlo, int bc_xhi,
+void euler_stage_tile(real* state_a, real* state_b, real* scratch,
+                      const int* __restrict__ parity, int u_role, int out_role,
+                      const real* __restrict__ dt_dev, const real* __restrict__ inflow,
+                      real* __restrict__ rates, int nx, int ny, int bc_xlo, int bc_xhi,
                       int bc_ylo, int bc_yhi, real inv_dx, real inv_dy, real gamma,
-                      real inv_gm1, real w, int last_stage)
+                      real inv_gm1, real w, int write_rates)
 {
     // Entry [b][a]: cell (i0 - 1 + a, j0 - 1 + b); thread (tx, ty) at [ty + 1][tx + 1].
     __shared__ SharedPrim cells[TILE_Y + 3][TILE_X + 3];
     // Flux (times dt/dx) through the high x (y) face of thread (tx, ty)'s cell, variable v.
     __shared__ real flux_x[NVAR][TILE_Y][TILE_X], flux_y[NVAR][TILE_Y][TILE_X];
     __shared__ real block_rates[TILE_THREADS];
-    __shared__ real step_dt[1];
-    __shared__ int taken[1], last[1];
     THREAD_STATE(TileCell, cell);
 
-    // This step's dt, the same in every block.
-    if (!begin_step(ctrl, step_dt, taken)) return;
-
     // Block-uniform values (the same in every thread, so they may live across barriers).
-    const real dt = step_dt[0];
+    const real dt = dt_dev[0];
+    if (dt == R(0)) return;
     const StageBuffers buf = stage_buffers(u_role, out_role, parity, state_a, state_b, scratch);
     const int i0 = (int)blockIdx.x * (TILE_X - 1) - 1, j0 = (int)blockIdx.y * (TILE_Y - 1) - 1;
     const int ncell = nx * ny;
@@ -135,10 +130,15 @@ void euler_stage_tile(real* state_a, real* state_b, real* scratch, int* parity, 
             real next[NVAR];
             update_cell(buf.out + j * nx + i, ncell, MY(cell).old, MY(cell).start, x_lo, x_hi,
                         y_lo, y_hi, w != R(1), w, next);
-            if (last_stage) rate = state_rate(next, gamma, inv_dx, inv_dy);
+            if (write_rates) rate = state_rate(next, gamma, inv_dx, inv_dy);
         }
         block_rates[ty * TILE_X + tx] = rate;
     }
-    // The last stage ends the step with the next dt (close_step, clock.h).
-    if (last_stage) close_step(block_rates, rates, tickets, last, ctrl, parity, cfl);
+    if (write_rates) {
+        block_max(block_rates);
+        PHASE {
+            if (threadIdx.x == 0 && threadIdx.y == 0)
+                rates[blockIdx.y * gridDim.x + blockIdx.x] = block_rates[0];
+        }
+    }
 }

@@ -4,10 +4,9 @@ A solver leaves in `rates` one partial maximum of the stability rate (largest st
 block of its last kernel; a step starts with `finish_dt` (raw_kernels/core/control.cu), which
 turns them into dt, clips it to the stop time and advances t. It also flips `parity` (an int on
 the device) with every step taken, for solvers that alternate their state between two buffers.
-A solver whose step is one launch a stage (one-launch steps, raw_kernels/core/clock.h) does
-neither: each stage kernel reads dt from the clock at its start and the last block of its last
-stage advances the clock at its end (with `tickets` and `cfl`, the CFL number in device
-memory); after setting a state it launches `next_dt` instead.
+A solver whose step is one launch (one-launch steps, raw_kernels/core/clock.h) does neither:
+its kernel reads dt from the clock at its start and its last block advances the clock at its
+end (with `tickets`, `cfl`); after setting a state it launches `next_dt` instead.
 The host reads the clock only between graph replays. The layout of the clock's `ctrl` array is
 defined once, in raw_kernels/core/clock.h, and read from there.
 """
@@ -70,14 +69,12 @@ class DeviceClock:
         self.rates = backend.zeros((self.partials,), real_dtype)
         self.parity = backend.zeros((1,), np.int32)
         self.tickets = backend.zeros((1,), np.int32)  # the last-block counter of one-launch steps
-        # The CFL number as the one-launch kernels read it: a parameter, not state (no checkpoint).
-        self.cfl = backend.to_device(np.array([cfl], np.float64))
         kernels = backend.module(SOURCE, real_dtype, kernel_defines())
         threads = finish_threads(partials)
         self._finish = kernels.finish_dt.bind(1, threads, self.rates, self.partials, self.ctrl,
                                               self.dt, self.parity, cfl)
         self._next_dt = kernels.next_dt.bind(1, threads, self.rates, self.partials, self.ctrl,
-                                             self.cfl)
+                                             cfl)
 
     def arrays(self):
         """The clock's device arrays, all of its state (for checkpoints; tickets are 0 between

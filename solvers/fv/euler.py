@@ -5,9 +5,8 @@ MUSCL reconstruction of primitive variables (minmod, van Leer or MC limiter) or 
 Rusanov or HLLC fluxes, SSP-RK2 or SSP-RK3 or MUSCL-Hancock in time, dt from the CFL number on
 the device. Each Runge-Kutta stage is one fused kernel (raw_kernels/fv/euler.cu, or
 euler_tile.cu for small 2D grids on the GPU) that reads each conserved variable once and writes
-it once; the last stage also advances the clock, so a step is one launch a stage. A
-MUSCL-Hancock step is one kernel (euler_hancock.cu) that also advances the clock, stable up to
-cfl = 1 with dt = cfl / max((|vx|+c)/dx + (|vy|+c)/dy (+ (|vz|+c)/dz)).
+it once. A MUSCL-Hancock step is one kernel (euler_hancock.cu) that also advances the clock,
+stable up to cfl = 1 with dt = cfl / max((|vx|+c)/dx + (|vy|+c)/dy (+ (|vz|+c)/dz)).
 """
 
 import math
@@ -192,16 +191,10 @@ class EulerSolver(TimeDependentSolver):
             rows = (march_rows(grid.nx, grid.ny * grid.nz, b.name),)
             launch = (-(-grid.nx // MARCH_CELLS), -(-grid.ny // rows[0]), grid.nz)
         self.clock = DeviceClock(b, self.dtype, math.prod(launch), cfl)
-        if hancock:
-            # MUSCL-Hancock's dt has been cfl rounded to `real` over the rate (its kernel took
-            # cfl as a `real` argument): the same bits as ever.
-            b.write(self.clock.cfl, np.array([self.dtype.type(cfl)], np.float64))
 
-        # The kernels, bound once to their arguments: every stage takes its dt from the clock,
-        # and the last one also reduces the stability rates of the new state (one partial per
-        # stage block) to the next dt and advances the clock (one-launch steps,
-        # raw_kernels/core/clock.h). The rate kernel reads buffer 0, where set_conserved puts a
-        # state.
+        # The kernels, bound once to their arguments: the last stage also leaves the stability
+        # rates of the new state for the next step's dt (one partial per stage block). The rate
+        # kernel reads buffer 0, where set_conserved puts a state.
         inv_dx, inv_dy, inv_dz = 1.0 / grid.dx, 1.0 / grid.dy, 1.0 / grid.dz
         self._rate = kernels.euler_max_rate.bind(
             self.clock.partials, RATE_BLOCK, self.buffers[0], self.clock.rates, grid.nx, grid.ny,
@@ -212,14 +205,15 @@ class EulerSolver(TimeDependentSolver):
                 inv_dx, inv_dy, inv_dz)
         else:
             sizes, sides, spacings = (grid.nx, grid.ny), bc_kinds[:4], (inv_dx, inv_dy)
-        clock = (self.clock.ctrl, self.clock.cfl, self.clock.rates, self.clock.tickets)
         self._stages = [
-            stage.bind(launch, block, *self.buffers, self.clock.parity, src, dst, *clock,
-                       self.inflow, *sizes, *sides, *spacings, self.gamma,
+            stage.bind(launch, block, *self.buffers, self.clock.parity, src, dst, self.clock.dt,
+                       self.inflow, self.clock.rates, *sizes, *sides, *spacings, self.gamma,
                        1.0 / (self.gamma - 1.0), w, int(k == len(self.stages) - 1))
             for k, (w, src, dst) in enumerate(self.stages)]
-        # A step's launches: a Runge-Kutta step's stages; a MUSCL-Hancock step's one kernel.
-        self._launches = self._stages
+        # A step's launches: a Runge-Kutta step's dt (finish_dt), then its stages; a
+        # MUSCL-Hancock step's one kernel, which takes dt from the clock and advances it
+        # (one-launch steps, raw_kernels/core/clock.h).
+        self._launches = [self.clock.finish_dt, *self._stages]
         if hancock:
             kernel = b.module(HANCOCK_SOURCE, self.dtype,
                               kernel_defines(HANCOCK_SOURCE, *scheme)).euler_hancock
@@ -227,7 +221,7 @@ class EulerSolver(TimeDependentSolver):
                 launch, block, *self.buffers, self.clock.parity, self.clock.ctrl,
                 self.clock.rates, self.clock.tickets, self.inflow, grid.nx, grid.ny, grid.nz,
                 *rows, *bc_kinds, inv_dx, inv_dy, inv_dz, self.gamma, 1.0 / (self.gamma - 1.0),
-                self.clock.cfl)]
+                cfl)]
 
     # -- state -----------------------------------------------------------------------------------
     @property
@@ -264,7 +258,8 @@ class EulerSolver(TimeDependentSolver):
         self.backend.write(self.buffers[0], state.astype(self.dtype))
         self.clock.set(t=t, steps=0, parity=0)
         self._rate()
-        self.clock.next_dt()  # the step kernels take their dt from the clock
+        if not self.stages:  # the step kernel takes its dt from the clock
+            self.clock.next_dt()
 
     def checkpoint_arrays(self):
         """The state buffer the clock's parity names (the others are written before they are
@@ -305,8 +300,8 @@ class EulerSolver(TimeDependentSolver):
 
     # -- time stepping -----------------------------------------------------------------------
     def step(self):
-        """Launch one time step: the fused Runge-Kutta stages, the last of which advances the
-        clock; or the one MUSCL-Hancock kernel."""
+        """Launch one time step: dt on the device, then the fused Runge-Kutta stages; or the
+        one MUSCL-Hancock kernel."""
         for launch in self._launches:
             launch()
 
