@@ -1,0 +1,282 @@
+// States and boundaries of the Euler scheme (euler_scheme.h): the primitive state, the grid a
+// kernel reads, symmetric sums that keep x <-> y <-> z symmetric problems symmetric to the bit,
+// conserved <-> primitive, neighbours mapped through the boundaries, the stability rate.
+#pragma once
+#include "prelude.h"
+
+#define NVAR (DIM + 2)
+#define VAR_E (DIM + 1)
+
+#define BC_PERIODIC 0
+#define BC_TRANSMISSIVE 1
+#define BC_REFLECTIVE 2
+#define BC_INFLOW 3
+
+// Numbers of an inflow state per side: rho, vx, vy, vz, p.
+#define INFLOW_VARS 5
+
+// Primitive state. In the frame of a face: velocity normal (un) and tangential (ut, and in 3D
+// ut2) to it; in the lab frame (the shared-memory arrays of a stage block): un = vx, ut = vy,
+// ut2 = vz.
+struct Prim {
+    real rho, un, ut, p;
+#if DIM == 3
+    real ut2;
+#endif
+};
+
+// Flux through a face, in the same frame.
+struct Flux {
+    real mass, mom_n, mom_t, energy;
+#if DIM == 3
+    real mom_t2;
+#endif
+};
+
+
+// Boundary kinds are separate members, not an array: a runtime index into an array would put
+// the whole struct in (slow) local memory.
+struct Grid {
+    const real* u;
+    const real* inflow;  // per side (x_lo, x_hi, y_lo, y_hi, z_lo, z_hi): INFLOW_VARS numbers
+    int nx, ny;
+    int bc_xlo, bc_xhi, bc_ylo, bc_yhi;
+    real gamma;
+#if DIM == 3
+    int nz, bc_zlo, bc_zhi;
+#endif
+};
+
+// a^2 + b^2 rounded the same way for (a, b) and (b, a), to keep x <-> y symmetric problems
+// symmetric to the bit: the terms ordered by magnitude, and one fixed FMA.
+DEVICE real sum_of_squares(real a, real b)
+{
+    const real lo = fmin(fabs(a), fabs(b)), hi = fmax(fabs(a), fabs(b));
+    return fma(hi, hi, lo * lo);
+}
+
+// a^2 + b^2 + c^2 rounded the same way for every order of (a, b, c) (x <-> y <-> z symmetry):
+// the terms ordered by magnitude, smallest first, and two fixed FMAs.
+DEVICE real sum_of_squares(real a, real b, real c)
+{
+    const real fa = fabs(a), fb = fabs(b), fc = fabs(c);
+    const real lo = fmin(fmin(fa, fb), fc), hi = fmax(fmax(fa, fb), fc);
+    const real mid = fmax(fmin(fa, fb), fmin(fmax(fa, fb), fc));
+    return fma(hi, hi, fma(mid, mid, lo * lo));
+}
+
+// a + b rounded on its own, never fused with a product that feeds it (NVRTC fuses a * b + c into
+// an FMA wherever it can). The 3D kernel adds some values right after the product that made
+// them (the z faces, and the update's z and y flux differences) and others that went through
+// shared memory first (the x direction): to keep x <-> y <-> z symmetric problems symmetric to
+// the bit, its face states and flux differences use this. The host never fuses
+// (-ffp-contract=off).
+DEVICE real unfused_add(real a, real b)
+{
+#if defined(__CUDA_ARCH__) && REAL_BITS == 32
+    return __fadd_rn(a, b);
+#elif defined(__CUDA_ARCH__)
+    return __dadd_rn(a, b);
+#else
+    return a + b;
+#endif
+}
+
+// here + h at a face (h: a half slope, or minus one): unfused in 3D (see unfused_add), as it
+// always was in 1D and 2D.
+DEVICE real face_sum(real here, real h)
+{
+#if DIM == 3
+    return unfused_add(here, h);
+#else
+    return here + h;
+#endif
+}
+
+// a + b + c rounded the same way for every order of (a, b, c): the terms sorted by value and
+// summed smallest first (the three axes' flux differences of a 3D update).
+DEVICE real symmetric_sum(real a, real b, real c)
+{
+    const real lo = fmin(fmin(a, b), c), hi = fmax(fmax(a, b), c);
+    const real mid = fmax(fmin(a, b), fmin(fmax(a, b), c));
+    return (lo + mid) + hi;
+}
+
+// |v|^2 of a primitive state, symmetric in its components.
+DEVICE real speed_squared(const Prim& w)
+{
+#if DIM == 3
+    return sum_of_squares(w.un, w.ut, w.ut2);
+#else
+    return sum_of_squares(w.un, w.ut);
+#endif
+}
+
+// Primitive state in the lab frame of a cell with conserved variables cons, its velocity
+// components times flip_x, flip_y and flip_z (-1 mirrors them at a wall).
+DEVICE Prim conserved_prim(const real cons[NVAR], real flip_x, real flip_y, real gamma,
+                           real flip_z = R(1))
+{
+    Prim w;
+    const real rho = cons[0];
+    const real inv_rho = approx_recip(rho);
+    const real vx = cons[1] * inv_rho;
+#if DIM >= 2
+    const real vy = cons[2] * inv_rho;
+#else
+    const real vy = R(0);
+    (void)flip_y;
+#endif
+    w.rho = rho;
+    w.un = flip_x * vx;
+    w.ut = flip_y * vy;
+#if DIM == 3
+    const real vz = cons[3] * inv_rho;
+    w.ut2 = flip_z * vz;
+    const real v2 = sum_of_squares(vx, vy, vz);
+#else
+    (void)flip_z;
+    const real v2 = sum_of_squares(vx, vy);
+#endif
+    w.p = (gamma - R(1)) * (cons[VAR_E] - R(0.5) * rho * v2);
+    return w;
+}
+
+// The conserved variables of stored cell c (a pointer step a variable: fewer integer
+// instructions than an index product each).
+DEVICE void load_cell(const real* u, int ncell, int c, real cons[NVAR])
+{
+    const real* p = u + c;
+    for (int v = 0; v < NVAR; ++v, p += ncell) cons[v] = *p;
+}
+
+// Primitive state of stored cell c (see conserved_prim).
+DEVICE Prim cell_prim(const real* u, int ncell, int c, real flip_x, real flip_y, real gamma,
+                      real flip_z = R(1))
+{
+    real cons[NVAR];
+    load_cell(u, ncell, c, cons);
+    return conserved_prim(cons, flip_x, flip_y, gamma, flip_z);
+}
+
+// A harmless state for cells and pads whose values are never used: gas at rest, rho = p = 1.
+DEVICE Prim rest_prim()
+{
+    Prim w = Prim{};
+    w.rho = R(1);
+    w.p = R(1);
+    return w;
+}
+
+// Cells of the grid (DIM 3: nx ny nz).
+DEVICE int grid_cells(const Grid& g)
+{
+#if DIM == 3
+    return g.nx * g.ny * g.nz;
+#else
+    return g.nx * g.ny;
+#endif
+}
+
+// Index i of a ghost cell beyond a side of an axis of n cells, mapped into the grid through the
+// side's boundary kind: periodic wraps around, the others mirror.
+DEVICE int boundary_index(int i, int n, int kind)
+{
+    if (kind == BC_PERIODIC) return i < 0 ? i + n : i - n;
+    return i < 0 ? -1 - i : 2 * n - 1 - i;
+}
+
+// Index i along an axis of n cells, mapped through the boundary of the side it lies beyond
+// (sides lo_side and lo_side + 1, of kinds kind_lo and kind_hi), if any: a wall sets flip to
+// -1, and an inflow side is noted in inflow_side unless one already is.
+DEVICE int through_side(int i, int n, int kind_lo, int kind_hi, int lo_side, int& inflow_side,
+                        real& flip)
+{
+    if (i >= 0 && i < n) return i;
+    const int kind = i < 0 ? kind_lo : kind_hi;
+    if (kind == BC_INFLOW && inflow_side < 0) inflow_side = i < 0 ? lo_side : lo_side + 1;
+    if (kind == BC_REFLECTIVE) flip = R(-1);
+    return boundary_index(i, n, kind);
+}
+
+// Primitive state of cell (i, j, k) in the lab frame (un = vx, ut = vy, ut2 = vz). The cell
+// may be a ghost cell: its index is mapped through the boundary of each side it lies beyond
+// (an edge or corner cell through each of them in turn, x first; MUSCL-Hancock's predictor
+// reads the corner cells next to the grid), and a wall mirrors the velocity normal to it;
+// beyond an inflow side it takes that side's inflow state (the first such side's). Cells
+// beyond a side's two ghost layers (only the far end of a partial strip) are never used; they
+// get a harmless state.
+DEVICE Prim lab_prim(const Grid& g, int i, int j, int k = 0)
+{
+    Prim w = Prim{};
+#if DIM == 3
+    const bool far_z = k < -2 || k >= g.nz + 2;
+#else
+    const bool far_z = false;
+#endif
+    if (far_z || i < -2 || i >= g.nx + 2 || j < -2 || j >= g.ny + 2) return rest_prim();
+
+    int inflow_side = -1;
+    real flip_x = R(1), flip_y = R(1), flip_z = R(1);
+    i = through_side(i, g.nx, g.bc_xlo, g.bc_xhi, 0, inflow_side, flip_x);
+    j = through_side(j, g.ny, g.bc_ylo, g.bc_yhi, 2, inflow_side, flip_y);
+#if DIM == 3
+    k = through_side(k, g.nz, g.bc_zlo, g.bc_zhi, 4, inflow_side, flip_z);
+#endif
+    if (inflow_side >= 0) {
+        const real* s = g.inflow + INFLOW_VARS * inflow_side;
+        w.rho = s[0];
+        w.un = s[1];
+        w.ut = s[2];
+#if DIM == 3
+        w.ut2 = s[3];
+#endif
+        w.p = s[4];
+        return w;
+    }
+    return cell_prim(g.u, grid_cells(g), (k * g.ny + j) * g.nx + i, flip_x, flip_y, g.gamma,
+                     flip_z);
+}
+
+// A marching column moves up one row: its rows r - 1 and r become below and here, and row r + 1
+// comes from the registers it was loaded into (rows of a strip inside the grid, r + 1 <
+// stored_rows) or through lab_prim.
+template <class Column>
+DEVICE void column_moves_up(Column& c, const Grid& g, int i, int r, int k, int stored_rows)
+{
+    c.below = c.here;
+    c.here = c.above;
+    if (r + 1 < stored_rows) c.above = conserved_prim(c.next, R(1), R(1), g.gamma);
+    else c.above = lab_prim(g, i, r + 1, k);
+}
+
+// Largest stable 1/dt of one cell from its conserved variables: (|vx| + c)/dx + (|vy| + c)/dy
+// + (|vz| + c)/dz (the grid's axes only; mz and inv_dz in 3D). A non-finite or non-physical
+// cell gives an infinite rate, which stops the run.
+DEVICE real cell_rate(real rho, real mx, real my, real energy, real gamma, real inv_dx,
+                      real inv_dy, real mz = R(0), real inv_dz = R(0))
+{
+    const real inv_rho = approx_recip(rho);
+    const real vx = mx * inv_rho, vy = my * inv_rho;
+#if DIM == 3
+    const real vz = mz * inv_rho;
+    const real v2 = sum_of_squares(vx, vy, vz);
+#else
+    (void)mz;
+    (void)inv_dz;
+    const real v2 = sum_of_squares(vx, vy);
+#endif
+    const real p = (gamma - R(1)) * (energy - R(0.5) * rho * v2);
+    // Without a branch: a NaN anywhere fails the comparisons.
+    const real a = approx_sqrt(gamma * p * inv_rho);
+    real rate = (fabs(vx) + a) * inv_dx;
+#if DIM >= 2
+    rate += (fabs(vy) + a) * inv_dy;
+#else
+    (void)inv_dy;
+#endif
+#if DIM == 3
+    rate += (fabs(vz) + a) * inv_dz;
+#endif
+    return rho > R(0) && p > R(0) && rate < REAL_INF ? rate : REAL_INF;
+}
