@@ -64,7 +64,7 @@ DEVICE void record_next_dt(double* ctrl, real rate, real cfl)
     else ctrl[CTRL_STATUS] = 1.0;
 }
 
-// One-launch steps: a step is one kernel launch (or one launch a stage) that reads its dt from
+// One-launch steps: a step is one kernel launch that reads its dt from
 // ctrl at its start (step_begins) and advances the clock at its end, in the last of its blocks
 // to finish (close_step). No block writes ctrl before the last one has read it, so every block
 // computes the same dt, and a stop time the host changes between replays takes effect in the

@@ -213,8 +213,9 @@ class EulerSolver(TimeDependentSolver):
         # A step's launches: a Runge-Kutta step's dt (finish_dt), then its stages; a
         # MUSCL-Hancock step's one kernel, which takes dt from the clock and advances it
         # (one-launch steps, raw_kernels/core/clock.h).
-        self._launches = [self.clock.finish_dt, *self._stages]
-        if hancock:
+        if not hancock:
+            self._launches = [self.clock.finish_dt, *self._stages]
+        else:
             kernel = b.module(HANCOCK_SOURCE, self.dtype,
                               kernel_defines(HANCOCK_SOURCE, *scheme)).euler_hancock
             self._launches = [kernel.bind(
