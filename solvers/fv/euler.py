@@ -5,7 +5,8 @@ MUSCL reconstruction of primitive variables (minmod, van Leer or MC limiter) or 
 Rusanov or HLLC fluxes, SSP-RK2 or SSP-RK3 or MUSCL-Hancock in time, dt from the CFL number on
 the device. Each Runge-Kutta stage is one fused kernel (raw_kernels/fv/euler.cu, or
 euler_tile.cu for small 2D grids on the GPU) that reads each conserved variable once and writes
-it once. A MUSCL-Hancock step is one kernel (euler_hancock.cu) that also advances the clock,
+it once. A MUSCL-Hancock step is one kernel (euler_hancock.cu, or euler_hancock_tile.cu for
+small 2D grids on the GPU) that also advances the clock,
 stable up to cfl = 1 with dt = cfl / max((|vx|+c)/dx + (|vy|+c)/dy (+ (|vz|+c)/dz)).
 """
 
@@ -38,7 +39,7 @@ TIME_INTEGRATORS = {
 }
 
 MARCH_SOURCE, TILE_SOURCE = "fv/euler.cu", "fv/euler_tile.cu"
-HANCOCK_SOURCE = "fv/euler_hancock.cu"
+HANCOCK_SOURCE, HANCOCK_TILE_SOURCE = "fv/euler_hancock.cu", "fv/euler_hancock_tile.cu"
 
 # A stage block marches up a strip of MARCH_WIDTH columns (passed to euler.cu as MARCH_W), one
 # thread per column, updating all but two halo columns on each side.
@@ -68,6 +69,10 @@ def march_rows(nx, ny, backend_name="cuda"):
 # The host runs the march (the same bits; the tile does more work a cell).
 TILE_SHAPE = (32, 8)
 TILE_MAX_CELLS = 768 * 768
+# A MUSCL-Hancock tile block (euler_hancock_tile.cu) updates all but its edge rows and columns;
+# taller than TILE_SHAPE, to lose fewer of its threads to them (shapes compared:
+# docs/euler_performance.md).
+HANCOCK_TILE_SHAPE = (32, 12)
 
 
 def uses_tile(grid, backend_name="cuda"):
@@ -89,17 +94,21 @@ def kernel_defines(source, ndim, reconstruction, limiter, riemann):
     scheme's and the launch constants the source sizes its blocks and shared memory by."""
     launch = {MARCH_SOURCE: {"MARCH_W": MARCH_WIDTH, "RATE_THREADS": RATE_BLOCK},
               TILE_SOURCE: {"TILE_X": TILE_SHAPE[0], "TILE_Y": TILE_SHAPE[1]},
-              HANCOCK_SOURCE: {"MARCH_W": MARCH_WIDTH}}[source]
+              HANCOCK_SOURCE: {"MARCH_W": MARCH_WIDTH},
+              HANCOCK_TILE_SOURCE: {"TILE_X": HANCOCK_TILE_SHAPE[0],
+                                    "TILE_Y": HANCOCK_TILE_SHAPE[1]}}[source]
     return {**scheme_defines(ndim, reconstruction, limiter, riemann), **launch}
 
 
 def compiled_kernels():
-    """Every (source, defines) this module compiles (REAL_BITS aside): the march in 1D, 2D and
-    3D, the tile in 2D, the MUSCL-Hancock step in 1D, 2D and 3D, for every scheme."""
+    """Every (source, defines) this module compiles (REAL_BITS aside): the march and the
+    MUSCL-Hancock step in 1D, 2D and 3D, their tiles in 2D, for every scheme."""
     schemes = [("first_order", "minmod")] + [("muscl", limiter) for limiter in LIMITERS]
     for ndim in (1, 2, 3):
-        sources = (MARCH_SOURCE, TILE_SOURCE) if ndim == 2 else (MARCH_SOURCE,)
-        for source in (*sources, HANCOCK_SOURCE):
+        sources = (MARCH_SOURCE, HANCOCK_SOURCE)
+        if ndim == 2:
+            sources += (TILE_SOURCE, HANCOCK_TILE_SOURCE)
+        for source in sources:
             for riemann in RIEMANN_SOLVERS:
                 for reconstruction, limiter in schemes:
                     yield source, kernel_defines(source, ndim, reconstruction, limiter, riemann)
@@ -181,48 +190,52 @@ class EulerSolver(TimeDependentSolver):
         self.buffers = [b.zeros(shape, self.dtype) for _ in range(2 if hancock else 3)]
         self.inflow = b.to_device(inflow.astype(self.dtype))
         kernels = b.module(MARCH_SOURCE, self.dtype, kernel_defines(MARCH_SOURCE, *scheme))
-        if uses_tile(grid, b.name) and not hancock:
-            stage = b.module(TILE_SOURCE, self.dtype,
-                             kernel_defines(TILE_SOURCE, *scheme)).euler_stage_tile
-            block, rows = TILE_SHAPE, ()
-            launch = tuple(-(-n // (t - 1)) for n, t in zip((grid.nx, grid.ny), TILE_SHAPE))
+        tile = uses_tile(grid, b.name)
+        if tile:
+            block = HANCOCK_TILE_SHAPE if hancock else TILE_SHAPE
+            rows = ()
+            launch = tuple(-(-n // (t - (2 if hancock else 1)))
+                           for n, t in zip((grid.nx, grid.ny), block))
         else:
-            stage, block = kernels.euler_stage, MARCH_WIDTH
+            block = MARCH_WIDTH
             rows = (march_rows(grid.nx, grid.ny * grid.nz, b.name),)
             launch = (-(-grid.nx // MARCH_CELLS), -(-grid.ny // rows[0]), grid.nz)
         self.clock = DeviceClock(b, self.dtype, math.prod(launch), cfl)
-
-        # The kernels, bound once to their arguments: the last stage also leaves the stability
-        # rates of the new state for the next step's dt (one partial per stage block). The rate
-        # kernel reads buffer 0, where set_conserved puts a state.
+        # The tiles (2D) take no z arguments; the marches take them in every dimension.
         inv_dx, inv_dy, inv_dz = 1.0 / grid.dx, 1.0 / grid.dy, 1.0 / grid.dz
+        if tile:
+            sizes, sides, spacings = (grid.nx, grid.ny), bc_kinds[:4], (inv_dx, inv_dy)
+        else:
+            sizes, sides, spacings = (grid.nx, grid.ny, grid.nz, *rows), bc_kinds, (
+                inv_dx, inv_dy, inv_dz)
+        gas = (self.gamma, 1.0 / (self.gamma - 1.0))
+
+        # A step's launches. MUSCL-Hancock: one kernel, which takes dt from the clock and
+        # advances it (one-launch steps, raw_kernels/core/clock.h).
+        if hancock:
+            source = HANCOCK_TILE_SOURCE if tile else HANCOCK_SOURCE
+            step = getattr(b.module(source, self.dtype, kernel_defines(source, *scheme)),
+                           "euler_hancock_tile" if tile else "euler_hancock")
+            self._launches = [step.bind(
+                launch, block, *self.buffers, self.clock.parity, self.clock.ctrl,
+                self.clock.rates, self.clock.tickets, self.inflow, *sizes, *sides, *spacings,
+                *gas, cfl)]
+        # Runge-Kutta: the step's dt (finish_dt), then its stages; the last stage also leaves
+        # the stability rates of the new state for the next step's dt (one partial per stage
+        # block).
+        else:
+            stage = (b.module(TILE_SOURCE, self.dtype, kernel_defines(TILE_SOURCE, *scheme))
+                     .euler_stage_tile if tile else kernels.euler_stage)
+            self._launches = [self.clock.finish_dt] + [
+                stage.bind(launch, block, *self.buffers, self.clock.parity, src, dst,
+                           self.clock.dt, self.inflow, self.clock.rates, *sizes, *sides,
+                           *spacings, *gas, w, int(k == len(self.stages) - 1))
+                for k, (w, src, dst) in enumerate(self.stages)]
+        # The rate kernel (the first dt of a state set from the host) reads buffer 0, where
+        # set_conserved puts a state.
         self._rate = kernels.euler_max_rate.bind(
             self.clock.partials, RATE_BLOCK, self.buffers[0], self.clock.rates, grid.nx, grid.ny,
             grid.nz, inv_dx, inv_dy, inv_dz, self.gamma)
-        # The tile (2D) takes no z arguments; the march takes them in every dimension.
-        if rows:
-            sizes, sides, spacings = (grid.nx, grid.ny, grid.nz, *rows), bc_kinds, (
-                inv_dx, inv_dy, inv_dz)
-        else:
-            sizes, sides, spacings = (grid.nx, grid.ny), bc_kinds[:4], (inv_dx, inv_dy)
-        self._stages = [
-            stage.bind(launch, block, *self.buffers, self.clock.parity, src, dst, self.clock.dt,
-                       self.inflow, self.clock.rates, *sizes, *sides, *spacings, self.gamma,
-                       1.0 / (self.gamma - 1.0), w, int(k == len(self.stages) - 1))
-            for k, (w, src, dst) in enumerate(self.stages)]
-        # A step's launches: a Runge-Kutta step's dt (finish_dt), then its stages; a
-        # MUSCL-Hancock step's one kernel, which takes dt from the clock and advances it
-        # (one-launch steps, raw_kernels/core/clock.h).
-        if not hancock:
-            self._launches = [self.clock.finish_dt, *self._stages]
-        else:
-            kernel = b.module(HANCOCK_SOURCE, self.dtype,
-                              kernel_defines(HANCOCK_SOURCE, *scheme)).euler_hancock
-            self._launches = [kernel.bind(
-                launch, block, *self.buffers, self.clock.parity, self.clock.ctrl,
-                self.clock.rates, self.clock.tickets, self.inflow, grid.nx, grid.ny, grid.nz,
-                *rows, *bc_kinds, inv_dx, inv_dy, inv_dz, self.gamma, 1.0 / (self.gamma - 1.0),
-                cfl)]
 
     # -- state -----------------------------------------------------------------------------------
     @property
