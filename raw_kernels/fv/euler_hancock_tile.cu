@@ -11,24 +11,8 @@
 // Compile-time (besides the scheme's, see euler_scheme.h), from solvers/fv/euler.py: TILE_X and
 // TILE_Y, the block shape (HANCOCK_TILE_SHAPE there).
 #include "euler_hancock.h"
+#include "euler_tile.h"
 #include "clock.h"
-
-#if DIM != 2
-#error "euler_hancock_tile.cu is for 2D grids"
-#endif
-#ifndef TILE_X
-#error "TILE_X (threads of a tile block along x) must be defined"
-#endif
-#ifndef TILE_Y
-#error "TILE_Y (threads of a tile block along y) must be defined"
-#endif
-#define TILE_THREADS (TILE_X * TILE_Y)
-#define TILE_BLOCKS_PER_SM (REAL_BITS == 32 ? 4 : 2)
-
-// A primitive state in shared memory, aligned for one wide access.
-struct alignas(4 * sizeof(real)) SharedPrim {
-    Prim w;
-};
 
 // What a thread keeps from one phase to the next: u of its cell, its predicted low faces and
 // the predicted states beyond them (of its left and lower neighbours' high faces).

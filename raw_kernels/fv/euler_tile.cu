@@ -1,10 +1,7 @@
 // Compressible Euler equations, finite volumes (the scheme: euler_scheme.h): the stage kernel
 // for small 2D grids.
 #include "euler_scheme.h"
-
-#if DIM != 2
-#error "euler_tile.cu is for 2D grids"
-#endif
+#include "euler_tile.h"
 
 // A stage for small 2D grids, where the march's chain of rows is the latency: a block of
 // TILE_X x TILE_Y threads, one cell each, treats all its rows at once. Each thread computes the
@@ -19,22 +16,10 @@
 //
 // Compile-time (besides the scheme's, see euler_scheme.h), from solvers/fv/euler.py: TILE_X and
 // TILE_Y, the block shape (TILE_SHAPE there).
-#ifndef TILE_X
-#error "TILE_X (threads of a tile block along x) must be defined"
-#endif
-#ifndef TILE_Y
-#error "TILE_Y (threads of a tile block along y) must be defined"
-#endif
-#define TILE_THREADS (TILE_X * TILE_Y)
-#define TILE_BLOCKS_PER_SM (REAL_BITS == 32 ? 4 : 2)
+
 // The cells read besides the threads' own: per thread row one column left and two right, per
 // thread column one row below and two above (no corners).
 #define TILE_HALO_CELLS (3 * (TILE_X + TILE_Y))
-
-// A primitive state in shared memory, aligned for one wide access.
-struct alignas(4 * sizeof(real)) SharedPrim {
-    Prim w;
-};
 
 // What a tile thread keeps from its loads to its update: u and u0 of its cell.
 struct TileCell {
