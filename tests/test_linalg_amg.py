@@ -9,7 +9,12 @@ products. Checks:
     independent of the mesh size over three refinements;
 (b) M (one V-cycle) is symmetric and positive definite;
 (c) a cycle bound and launched inside a capture replays to the bits of the eager cycle;
-(d) errors: non-square matrix, missing pyamg, zero diagonal.
+(d) errors: non-square matrix, setup="pyamg" without pyamg, zero diagonal, asymmetry, also
+    for a CsrMatrix checked on the device;
+(e) a CsrMatrix is taken from the device (no host copy of the fine matrix), its stored zeros
+    dropped: the same hierarchy and cycle as from the scipy matrix without them.
+The setup itself (aggregates, tentative prolongator, Galerkin products, comparison with pyamg):
+tests/test_linalg_amg_setup.py.
 """
 
 import sys
@@ -20,9 +25,11 @@ import scipy.sparse as sp
 import scipy.sparse.linalg as spla
 
 from solvers.backend import BackendError, get_backend
+from solvers.linalg import amg_input
 from solvers.linalg.amg import AlgebraicMultigrid, compiled_kernels
 from solvers.linalg.csr import CsrMatrix
 from solvers.linalg.krylov import ConjugateGradient
+from solvers.linalg.preconditioners import algebraic_multigrid
 
 WARP = 0.05  # amplitude of the smooth mapping of the nodes (keeps every triangle valid)
 
@@ -212,9 +219,10 @@ def test_non_square_matrix_is_refused():
 
 def test_missing_pyamg_says_how_to_install(monkeypatch):
     monkeypatch.setitem(sys.modules, "pyamg", None)  # `import pyamg` raises ImportError
-    with pytest.raises(ImportError, match=r"needs pyamg to build its hierarchy: pip install "
-                       r"pyamg$") as error:
-        AlgebraicMultigrid(laplacian_3d(4), backend="host")
+    assert AlgebraicMultigrid(laplacian_3d(8), backend="host").levels == 2  # pyamg is optional
+    with pytest.raises(ImportError,
+                       match=r"setup='pyamg' needs pyamg: pip install pyamg$") as error:
+        AlgebraicMultigrid(laplacian_3d(8), backend="host", setup="pyamg")
     assert "\n" not in str(error.value)
     assert isinstance(error.value, BackendError)  # the command line's one line, exit 2
 
@@ -230,6 +238,8 @@ def test_other_errors():
     A = laplacian_3d(6)
     with pytest.raises(ValueError, match="symmetric"):
         AlgebraicMultigrid(sp.triu(A).tocsr(), backend="host")
+    with pytest.raises(ValueError, match="setup must be one of aggregation, pyamg"):
+        AlgebraicMultigrid(A, backend="host", setup="classical")
     with pytest.raises(ValueError, match="smoother"):
         AlgebraicMultigrid(A, backend="host", smoother="gauss_seidel")
     with pytest.raises(ValueError, match="omega"):
@@ -249,6 +259,21 @@ def test_other_errors():
         amg.bind(r, r)
 
 
+@pytest.mark.parametrize("edit, message", [
+    (lambda A: A.__setitem__((5, 5), 0.0), r"positive diagonal .* A\[5, 5\] = 0 on level 0$"),
+    (lambda A: A.__setitem__((7, 7), -1.0), r"A\[7, 7\] = -1 on level 0$"),
+    (lambda A: A.__setitem__((3, 40), -0.5),
+     r"symmetric matrix: \|A - A\^T\| reaches 0.5 \(of max \|A\| 6\)$"),
+])
+def test_device_input_checks_are_one_line(backend_name, edit, message):
+    A = laplacian_3d(4).tolil()
+    edit(A)
+    op = CsrMatrix.from_scipy(A.tocsr(), backend_name, "fp64")
+    with pytest.raises(ValueError, match=message) as error:
+        AlgebraicMultigrid(op)
+    assert "\n" not in str(error.value)
+
+
 def test_attributes():
     op = CsrMatrix.from_scipy(laplacian_3d(10), "host", "fp32")
     amg = AlgebraicMultigrid(op, max_coarse=50)
@@ -258,3 +283,36 @@ def test_attributes():
     assert amg.shapes[1] == (amg.sizes[1], amg.sizes[1])
     assert list(compiled_kernels()) == [("linalg/amg.cu", {})]
     assert "AlgebraicMultigrid(" in repr(amg)
+
+
+# -- (e) a CsrMatrix from the device ----------------------------------------------------------
+
+def with_stored_zeros(A):
+    """A with an explicit zero stored at (0, n - 1) and none at (n - 1, 0): stored zeros whose
+    pattern is not symmetric (the values are)."""
+    A = A.tocoo()
+    n = A.shape[0]
+    stored = sp.csr_matrix((np.r_[A.data, 0.0], (np.r_[A.row, 0], np.r_[A.col, n - 1])),
+                           shape=A.shape)
+    assert stored.nnz == A.nnz + 1 and (n - 1) in stored.indices[:stored.indptr[1]]
+    return stored
+
+
+def test_csr_matrix_input_stays_on_the_device(backend_name, monkeypatch):
+    backend = get_backend(backend_name)
+    A = p1_stiffness(32)
+    expected = AlgebraicMultigrid(A, backend=backend, precision="fp64", max_coarse=20)
+    op = CsrMatrix.from_scipy(with_stored_zeros(A), backend, "fp64")
+
+    def host_copy(*args, **kwargs):
+        raise AssertionError("a host copy of the fine matrix")
+
+    monkeypatch.setattr(CsrMatrix, "to_scipy", host_copy)
+    monkeypatch.setattr(amg_input, "host_csr", host_copy)
+    r = random_vector(A.shape[0])
+    for amg in (AlgebraicMultigrid(op, max_coarse=20), algebraic_multigrid(op)):
+        assert amg.sizes[0] == A.shape[0] and amg.nnz[0] == A.nnz
+    amg = AlgebraicMultigrid(op, max_coarse=20)
+    assert amg.sizes == expected.sizes and amg.nnz == expected.nnz
+    assert amg.weights == expected.weights
+    np.testing.assert_array_equal(apply(amg, r), apply(expected, r))

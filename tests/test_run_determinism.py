@@ -1,7 +1,7 @@
 """Two runs of one case give the same bits (issue 18): the FE solvers with the AMG
-preconditioner (pyamg's setup used to draw its start vectors from NumPy's unseeded global random
-state), the incompressible solver with a periodic pressure (AMG too), and the explicit Euler and
-advection-diffusion solvers. Between the two runs
+preconditioner (pyamg's setup, now a cross-check, used to draw its start vectors from NumPy's
+unseeded global random state; ours uses none), the incompressible solver with a periodic
+pressure (AMG too), and the explicit Euler and advection-diffusion solvers. Between the two runs
 the global random state is moved on, as any other code in the process might; AMG's setup must
 neither depend on it nor change it."""
 
@@ -11,13 +11,13 @@ import numpy as np
 import pytest
 
 from solvers import load_case
-from solvers.linalg.amg import seeded_setup
+from solvers.linalg.amg_setup import seeded_setup
 
 CASES = Path(__file__).parent.parent / "cases"
 HOST = {"run.backend": "host"}
 
-# Small, but each with more rows than AMG's coarsest level (300), so that pyamg smooths a
-# prolongation and estimates a spectral radius: without the fixed seed every one of these
+# Small, but each with more rows than AMG's coarsest level (300), so that the setup smooths a
+# prolongation and estimates a spectral radius: with pyamg's setup unseeded every one of these
 # differed between the runs (by 1e-7 to 5e-7 in fp32, 4e-15 in the fp64 cantilever).
 RUNS = {
     "poisson_square": {"mesh.cells": [12, 12]},

@@ -148,6 +148,15 @@ class Backend:
             self._modules[key] = Module(kernels)
         return self._modules[key]
 
+    # -- array work ---------------------------------------------------------------------------
+    def array_work(self):
+        """A context manager for whole-array work on this backend's arrays outside a capture
+        (a multigrid setup): it yields (xp, sparse), the array and sparse-matrix modules
+        (NumPy and scipy.sparse on host, CuPy and cupyx.scipy.sparse on cuda), and on cuda
+        puts that work on the stream the kernels run on, so both keep their order."""
+        self._no_capture("whole-array work")
+        return self._array_work()
+
     # -- graphs ------------------------------------------------------------------------------
     def capture(self, step):
         """Record the launches made by `step()` into a graph with a `replay()` method."""
@@ -205,6 +214,9 @@ class Backend:
         raise NotImplementedError
 
     def bind_launch(self, kernel, grid, block, args):
+        raise NotImplementedError
+
+    def _array_work(self):
         raise NotImplementedError
 
     def _capture(self, step):

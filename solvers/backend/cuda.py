@@ -1,6 +1,8 @@
 """The CUDA backend: CuPy arrays, kernels compiled by NVRTC through cupy.RawModule (CuPy keeps
 them in its on-disk kernel cache), and graphs captured from one non-blocking stream."""
 
+import contextlib
+
 from .base import Backend, BackendError
 from .cuda_loop import ConditionalLoops, unavailable_reason
 from .host import cache_dir
@@ -100,6 +102,12 @@ class CudaBackend(Backend):
 
     def bind_launch(self, kernel, grid, block, args):
         return CudaLaunch(self, kernel.function, grid, block, args)
+
+    @contextlib.contextmanager
+    def _array_work(self):
+        import cupyx.scipy.sparse
+        with self.stream:
+            yield self.cupy, cupyx.scipy.sparse
 
     def _capture(self, step):
         with self.stream:

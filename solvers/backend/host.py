@@ -6,6 +6,7 @@ KERNEL is called once per thread of the block, a BLOCK_KERNEL once per block (it
 loop over the threads). Libraries are cached on disk by a hash of everything that went into them.
 """
 
+import contextlib
 import ctypes
 import hashlib
 import os
@@ -18,6 +19,7 @@ from functools import cache
 from pathlib import Path
 
 import numpy as np
+import scipy.sparse
 
 from .base import Backend, BackendError
 from .host_threads import LaunchThreads, configure
@@ -231,6 +233,10 @@ class HostBackend(Backend):
             self._launch_threads[key] = LaunchThreads(self.team, grid[0] * grid[1] * grid[2],
                                                       block[0] * block[1] * block[2])
         return HostLaunch(self, kernel.function, grid, block, args, self._launch_threads[key])
+
+    @contextlib.contextmanager
+    def _array_work(self):
+        yield np, scipy.sparse
 
     def _capture(self, step):
         self.recording = []

@@ -1,21 +1,26 @@
-"""Algebraic multigrid for sparse symmetric positive definite matrices: the hierarchy is built
-once on the CPU by pyamg's smoothed aggregation, then one V-cycle z ~ A^-1 r from z = 0 runs
-entirely on the device (raw_kernels/linalg/amg.cu) with every buffer allocated up front, so a
-cycle replays from a graph and serves as the preconditioner of ConjugateGradient.
+"""Algebraic multigrid for sparse symmetric positive definite matrices: the smoothed-aggregation
+hierarchy is built once on the backend (on the device on cuda: amg_setup.py), then one V-cycle
+z ~ A^-1 r from z = 0 runs entirely on the device (raw_kernels/linalg/amg.cu) with every buffer
+allocated up front, so a cycle replays from a graph and serves as the preconditioner of
+ConjugateGradient.
 
     amg = AlgebraicMultigrid(scipy_matrix_or_csr, precision="fp32")
     cycle = amg.bind(r, z)          # a callable launching z = M r (capturable)
     amg.levels, amg.sizes           # 4, (65025, 7282, 496, 33)
 
-Hierarchy: pyamg.smoothed_aggregation_solver(A, symmetry="symmetric", max_coarse=...) on the
-float64 copy of the matrix as stored (values already rounded to the precision), so level 0 of
-the hierarchy is exactly the device matrix. Each level keeps the Galerkin operator A_l, the
-prolongation P_l and the restriction R_l = P_l^T as CSR arrays on the device (R is transposed
-explicitly so that both transfers are one-thread-per-row products without atomics).
+Hierarchy: smoothed aggregation (amg_setup.py: symmetric strength, distance-2 independent-set
+aggregates, a tentative prolongator from the near-nullspace, Jacobi-smoothed prolongation,
+Galerkin coarse operators) of the float64 copy of the matrix as stored (values already rounded
+to the precision) without its stored zeros, checked and built on the backend (amg_input.py: a
+CsrMatrix's device arrays never pass through the host), so level 0 of the hierarchy is exactly
+the device matrix; setup="pyamg" takes pyamg's hierarchy instead, to compare with (pyamg is
+optional). Each level keeps the Galerkin operator A_l, the prolongation P_l and the
+restriction R_l = P_l^T as CSR arrays on the device (R is transposed explicitly so that both
+transfers are one-thread-per-row products without atomics).
 
 Smoothing: `sweeps` damped Jacobi steps x += w_l D^-1 (b - A x) before and the same steps
 after the coarse correction. w_l = omega / rho_l with rho_l an estimate of the spectral radius
-of D^-1 A_l (Lanczos from a fixed start vector, 5% margin, capped by Gershgorin's bound), and
+of D^-1 A_l (amg_setup.spectral_radius: Lanczos, 5% margin, capped by Gershgorin's bound), and
 omega = 4/3 by default (pyamg's choice); omega must lie in (0, 2), so |1 - w_l lambda| < 1 on
 the spectrum and the smoother converges in the A-norm.
 
@@ -30,29 +35,23 @@ solve make it positive definite, so M may precondition CG. Bits: every row produ
 fixed order with fused multiply-adds, so a cycle gives the same bits eagerly and replayed.
 """
 
-import contextlib
-
 import numpy as np
 import scipy.linalg
-import scipy.sparse as sp
-import scipy.sparse.linalg as spla
 
-from ..backend import BackendError, get_backend
-from ..precision import real_dtype
-from .csr import CsrMatrix, host_csr
+from .amg_input import fine_matrix
+from .amg_setup import WHO, pyamg_hierarchy, smoothed_aggregation
+from .csr import CsrMatrix
 from .operator import LaunchSequence, overlap
+from .sparse_setup import download, transpose
 
 SOURCE = "linalg/amg.cu"
 THREADS = 256  # threads of every amg.cu launch block (one thread per row)
 SMOOTHERS = ("jacobi",)
+SETUPS = {"aggregation": smoothed_aggregation, "pyamg": pyamg_hierarchy}
 DEFAULT_OMEGA = 4.0 / 3.0  # relative to rho(D^-1 A): pyamg's default Jacobi weight
 DEFAULT_MAX_COARSE = 300  # coarsening stops at or below this many rows
 MAX_DENSE = 4096  # the largest coarsest level whose dense inverse we upload
-DENSE_SPECTRUM = 1024  # levels up to this size: exact eigenvalues, beyond: Lanczos
 SPECTRUM_MARGIN = 1.05
-INSTALL_HINT = "pip install pyamg"  # a dependency of the package: only missing if removed
-SETUP_SEED = 0  # of the random start vectors pyamg's setup draws (see seeded_setup)
-WHO = "AlgebraicMultigrid"
 
 
 def compiled_kernels():
@@ -61,62 +60,12 @@ def compiled_kernels():
     yield SOURCE, {}
 
 
-class PyamgMissing(BackendError, ImportError):
-    """pyamg cannot be imported: an ImportError, and a BackendError so that the command line
-    reports it in one line (exit 2) instead of a traceback."""
-
-
-def import_pyamg():
-    try:
-        import pyamg
-    except ImportError:
-        raise PyamgMissing(f"{WHO} needs pyamg to build its hierarchy: {INSTALL_HINT}") from None
-    return pyamg
-
-
-def spectral_radius(matrix, diagonal):
-    """An upper estimate of rho(D^-1 A) for a symmetric A with positive diagonal D, in
-    float64 and deterministic (dense below DENSE_SPECTRUM rows, else Lanczos from a fixed
-    start vector), never above Gershgorin's bound."""
-    scale = 1 / np.sqrt(diagonal)
-    S = (sp.diags(scale) @ matrix @ sp.diags(scale)).tocsr()  # D^-1/2 A D^-1/2
-    gershgorin = float(np.max(abs(S).sum(axis=1)))
-    if S.shape[0] <= DENSE_SPECTRUM:
-        return min(gershgorin, float(scipy.linalg.eigvalsh(S.toarray())[-1]))
-    start = np.random.default_rng(0).uniform(0.5, 1.5, S.shape[0])
-    top = float(spla.eigsh(S, k=1, which="LA", v0=start, tol=1e-3,
-                           return_eigenvectors=False)[0])
-    return min(gershgorin, SPECTRUM_MARGIN * top)
-
-
-@contextlib.contextmanager
-def seeded_setup(seed=SETUP_SEED):
-    """pyamg's setup estimates spectral radii (the prolongation smoother's weight) from start
-    vectors drawn from NumPy's global random state, unseeded, so two runs built different
-    hierarchies and their results differed in the last bits. Inside this block that state is
-    seeded; the caller's state is put back afterwards, whatever happens."""
-    state = np.random.get_state()
-    np.random.seed(seed)
-    try:
-        yield
-    finally:
-        np.random.set_state(state)
-
-
-def _check_diagonal(diagonal, level):
-    bad = np.flatnonzero(~(diagonal > 0))
+def _check_diagonal(xp, diagonal, level):
+    bad = xp.flatnonzero(~(diagonal > 0))
     if bad.size:
         row = int(bad[0])
         raise ValueError(f"{WHO}: Jacobi smoothing needs a positive diagonal (an SPD matrix), "
-                         f"but A[{row}, {row}] = {diagonal[row]:.6g} on level {level}")
-
-
-def _check_symmetric(matrix):
-    difference = abs(matrix - matrix.T)
-    scale = abs(matrix).max()
-    if difference.nnz and difference.max() > 1e-12 * scale:
-        raise ValueError(f"{WHO} needs a symmetric matrix: |A - A^T| reaches "
-                         f"{difference.max():.3g} (of max |A| {scale:.3g})")
+                         f"but A[{row}, {row}] = {float(diagonal[row]):.6g} on level {level}")
 
 
 def _positive_int(value, name, least=1):
@@ -135,21 +84,26 @@ class AlgebraicMultigrid:
     smoother    'jacobi' (damped)
     sweeps      Jacobi steps before and after each coarse correction
     omega       Jacobi weight relative to rho(D^-1 A_l), in (0, 2); default 4/3
-    max_coarse  coarsening stops once a level has at most this many rows
+    max_coarse  coarsening stops once a level has at most this many nodes (rows / block_size,
+                as pyamg counts)
     near_nullspace  (n, k) float64 array of vectors A maps to (nearly) zero, which the
                 coarse levels must represent (None: constants). Elasticity: the rigid body
                 modes, with block_size = the dimension
     block_size  rows per node of a vector problem with interleaved components: aggregation
-                groups whole nodes (pyamg on the BSR form of the matrix)
+                groups whole nodes
+    setup       'aggregation' (the hierarchy built on the backend, amg_setup.py) or 'pyamg'
+                (pyamg's, on the host: a cross-check; needs pyamg)
     """
 
     name = "algebraic_multigrid"
 
     def __init__(self, matrix, backend=None, precision=None, smoother="jacobi", sweeps=2,
                  omega=None, max_coarse=DEFAULT_MAX_COARSE, near_nullspace=None,
-                 block_size=1):
+                 block_size=1, setup="aggregation"):
         if smoother not in SMOOTHERS:
             raise ValueError(f"smoother must be one of {', '.join(SMOOTHERS)}, got {smoother!r}")
+        if setup not in SETUPS:
+            raise ValueError(f"setup must be one of {', '.join(SETUPS)}, got {setup!r}")
         self.smoother = smoother
         self.sweeps = _positive_int(sweeps, "sweeps")
         self.omega = float(DEFAULT_OMEGA if omega is None else omega)
@@ -161,27 +115,7 @@ class AlgebraicMultigrid:
             raise ValueError(f"max_coarse must be at most {MAX_DENSE} (the coarsest level is "
                              f"inverted densely), got {max_coarse}")
 
-        operator = None if sp.issparse(matrix) else matrix
-        if operator is not None:
-            if not hasattr(operator, "to_scipy"):
-                raise TypeError(f"{WHO} needs a scipy.sparse matrix or an operator with "
-                                f"to_scipy(), got {type(matrix).__name__}")
-            if backend is not None and get_backend(backend) is not operator.backend:
-                raise ValueError(f"{WHO}: backend {backend!r} differs from the operator's "
-                                 f"({operator.backend.name})")
-            if precision is not None and real_dtype(precision) != operator.dtype:
-                raise ValueError(f"{WHO}: precision {precision!r} differs from the operator's "
-                                 f"({operator.dtype})")
-            self.backend, self.dtype = operator.backend, np.dtype(operator.dtype)
-            matrix = operator.to_scipy()
-        else:
-            self.dtype = real_dtype("fp32" if precision is None else precision)
-        fine = host_csr(matrix, self.dtype, WHO).to_scipy()  # checks; float64 of stored values
-        _check_diagonal(fine.diagonal(), 0)
-        _check_symmetric(fine)
-        pyamg = import_pyamg()
-        if operator is None:
-            self.backend = get_backend("auto" if backend is None else backend)
+        self.backend, self.dtype, fine, operator = fine_matrix(matrix, backend, precision)
         self.n = fine.shape[0]
 
         block_size = _positive_int(block_size, "block_size")
@@ -189,15 +123,9 @@ class AlgebraicMultigrid:
             raise ValueError(f"{WHO}: block_size {block_size} does not divide the {self.n} rows")
         if near_nullspace is not None:
             near_nullspace = np.asarray(near_nullspace, np.float64).reshape(self.n, -1)
-        with seeded_setup():  # the same hierarchy, bit for bit, on every run
-            hierarchy = pyamg.smoothed_aggregation_solver(
-                fine if block_size == 1 else fine.tobsr(blocksize=(block_size, block_size)),
-                B=near_nullspace, symmetry="symmetric", max_coarse=self.max_coarse,
-                max_levels=64, presmoother=None, postsmoother=None, keep=False)
-        matrices = [fine] + [sp.csr_matrix(level.A, dtype=np.float64)
-                             for level in hierarchy.levels[1:]]
-        prolongations = [sp.csr_matrix(level.P, dtype=np.float64)
-                         for level in hierarchy.levels[:-1]]
+        hierarchy = SETUPS[setup](self.backend, fine, near_nullspace, block_size,
+                                  self.max_coarse)
+        matrices = hierarchy.matrices
         coarsest = matrices[-1]
         if coarsest.shape[0] > MAX_DENSE:
             raise ValueError(f"{WHO}: aggregation stalled at {coarsest.shape[0]} rows, more "
@@ -205,7 +133,7 @@ class AlgebraicMultigrid:
         self.levels = len(matrices)
         self.sizes = tuple(int(A.shape[0]) for A in matrices)
         self.shapes = tuple((n, n) for n in self.sizes)
-        self.nnz = tuple(int(A.nnz) for A in matrices)
+        self.nnz = tuple(A.nnz for A in matrices)
         self.operator_complexity = sum(self.nnz) / self.nnz[0]
 
         b, dtype = self.backend, self.dtype
@@ -213,19 +141,23 @@ class AlgebraicMultigrid:
         self._A, self._wdinv, self._P, self._R = [], [], [], []
         self.weights = []
         for level, A in enumerate(matrices[:-1]):
-            diagonal = A.diagonal()
-            _check_diagonal(diagonal, level)
-            weight = self.omega / spectral_radius(A, diagonal)
+            # Jacobi weight omega / rho with rho above the estimate, below Gershgorin's bound.
+            estimate, gershgorin = hierarchy.radii[level]
+            weight = self.omega / min(gershgorin, SPECTRUM_MARGIN * estimate)
             self.weights.append(weight)
-            if level == 0 and isinstance(operator, CsrMatrix):
+            diag = hierarchy.diagonals[level]
+            with b.array_work() as (xp, _):
+                if level:  # level 0 was checked with the input
+                    _check_diagonal(xp, diag, level)
+                self._wdinv.append((weight / diag).astype(dtype))
+            if level == 0 and isinstance(operator, CsrMatrix) and operator.nnz == A.nnz:
                 self._A.append((operator.row_ptr, operator.columns, operator.values))
             else:
-                self._A.append(self._upload(A))
-            self._wdinv.append(b.to_device((weight / diagonal).astype(dtype)))
-            P = prolongations[level]
-            self._P.append(self._upload(P))
-            self._R.append(self._upload(P.T.tocsr()))
-        inverse = scipy.linalg.pinvh(coarsest.toarray())
+                self._A.append(self._rounded(A))
+            P = hierarchy.prolongations[level]
+            self._P.append(self._rounded(P))
+            self._R.append(self._rounded(transpose(b, P)))
+        inverse = scipy.linalg.pinvh(download(b, coarsest).toarray())
         self._inverse = b.to_device(((inverse + inverse.T) / 2).astype(dtype))
         # Work vectors: right-hand side b and iterates x, y per level; level 0 reads the
         # caller's r and finishes in the caller's z.
@@ -233,13 +165,10 @@ class AlgebraicMultigrid:
         self._x = [None] + [b.zeros((n,), dtype) for n in self.sizes[1:]]
         self._y = [b.zeros((n,), dtype) for n in self.sizes]
 
-    def _upload(self, matrix):
-        matrix = sp.csr_matrix(matrix)
-        matrix.sort_indices()
-        b = self.backend
-        return (b.to_device(matrix.indptr.astype(np.int32)),
-                b.to_device(matrix.indices.astype(np.int32)),
-                b.to_device(matrix.data.astype(self.dtype)))
+    def _rounded(self, matrix):
+        """A setup Csr as the (row_ptr, columns, values) of the cycle's kernels."""
+        with self.backend.array_work() as (xp, _):
+            return matrix.row_ptr, matrix.columns, matrix.values.astype(self.dtype)
 
     def __repr__(self):
         sizes = " -> ".join(map(str, self.sizes))

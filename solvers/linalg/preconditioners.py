@@ -11,15 +11,13 @@ Names:
                structured-grid stencil (StencilLaplacian), algebraic (as amg) on an assembled
                matrix. A stencil whose grid cannot be coarsened is an error that names the
                alternatives.
-    amg        algebraic multigrid: pyamg's smoothed aggregation of the assembled matrix (a
-               stencil's from its to_scipy()), whatever the operator.
+    amg        algebraic multigrid: smoothed aggregation of the assembled matrix (a stencil's
+               from its to_scipy()), built on the backend, whatever the operator.
     jacobi     the inverse diagonal, fused into CG's vector kernels.
     none       plain CG.
 A vector problem (elasticity) passes its near-nullspace (the rigid body modes) and its block
 size (the components per node), which the algebraic hierarchy uses.
 """
-
-import numpy as np
 
 from .amg import AlgebraicMultigrid
 from .multigrid import MIN_COARSE_CELLS, GeometricMultigrid, coarse_shapes
@@ -28,7 +26,7 @@ from .stencil import StencilLaplacian
 # Name -> meaning; the order is that of error messages and case-file choices (after the
 # default). A case key offers every name.
 PRECONDITIONERS = {
-    "amg": "algebraic multigrid (pyamg smoothed aggregation of the assembled matrix)",
+    "amg": "algebraic multigrid (smoothed aggregation of the assembled matrix)",
     "jacobi": "Jacobi (the inverse diagonal)",
     "none": "plain CG",
     "multigrid": "the best multigrid for the operator: geometric on a structured-grid "
@@ -62,16 +60,10 @@ def geometric_multigrid_fits(operator):
 
 
 def algebraic_multigrid(operator, near_nullspace=None, block_size=1):
-    """An AlgebraicMultigrid of an operator's assembled matrix (operator.to_scipy(): a
-    CsrMatrix's stored values, a stencil's formula). The hierarchy is built from the matrix
-    without its stored zeros (an FE system's cut Dirichlet rows and columns, and couplings
-    that vanish, such as the diagonals of right triangles in P1): pyamg's aggregation can
-    otherwise leave an empty aggregate, a zero coarse diagonal."""
-    compact = operator.to_scipy()
-    compact.eliminate_zeros()
-    precision = "fp32" if operator.dtype == np.float32 else "fp64"
-    return AlgebraicMultigrid(compact, backend=operator.backend, precision=precision,
-                              near_nullspace=near_nullspace, block_size=block_size)
+    """An AlgebraicMultigrid of an operator's assembled matrix: a CsrMatrix's device arrays
+    (no host copy), another operator's to_scipy() (a stencil's formula), in its backend and
+    precision. The hierarchy drops the stored zeros (amg_input.py)."""
+    return AlgebraicMultigrid(operator, near_nullspace=near_nullspace, block_size=block_size)
 
 
 def preconditioner(name, operator, near_nullspace=None, block_size=1):

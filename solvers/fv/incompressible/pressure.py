@@ -5,7 +5,7 @@ Walls, slip and inflow sides are Neumann, outflow sides Dirichlet (x = 0 on the 
 periodic sides A is a matrix-free StencilLaplacian; a periodic axis (which the stencil kernels
 do not wrap) makes A a CsrMatrix assembled here. The preconditioner is named as everywhere
 (solvers.linalg.preconditioners): "multigrid" is the stencil's GeometricMultigrid V-cycle, or
-pyamg's smoothed aggregation (AlgebraicMultigrid) of the periodic matrix; "amg" is always the
+the smoothed-aggregation AlgebraicMultigrid of the periodic matrix; "amg" is always the
 algebraic one; "jacobi" is diagonal-preconditioned CG, the baseline of the benchmark; "none"
 plain CG.
 """
