@@ -1,13 +1,12 @@
-// Finite-element assembly: one fused kernel per form computes its element matrix entries and
-// sums them straight into the values of a precomputed CSR pattern. Driven by
-// solvers/fe/assembly.py, which explains the maps.
+// Finite-element assembly in two launches per form: one thread per element computes its
+// element matrix once, then one thread per nonzero of a precomputed CSR pattern sums the
+// entries that add up to it. Driven by solvers/fe/assembly.py, which explains the maps.
 //
 // Gather, not scatter: thread t owns nonzero t of the matrix (or entry t of a vector) and adds
 // its contributions, listed by the host in nz_ptr/entries sorted by element, in that fixed
-// order. No atomics, no colouring passes, one launch per form, and the same bits every run.
-// Each contribution recomputes the element's geometry (4 vertex loads and a 3x3 inverse for a
-// tetrahedron): FLOPs are nearly free next to memory traffic on a GPU, whereas storing element
-// matrices first would write and read them all once more.
+// order. No atomics, no colouring passes, and the same bits every run. The element matrices
+// pass through memory once (written by the element kernel, read by the gather); a load
+// recomputes each contribution's geometry instead (one per element and node only).
 //
 // Defines: GDIM (space dimension 2 or 3), TDIM (element dimension: GDIM for cells, GDIM - 1
 // for boundary facets), NLOC (nodes per element: TDIM + 1 for P1, (TDIM + 1)(TDIM + 2) / 2 for
@@ -85,7 +84,7 @@ DEVICE real element_geometry(const int* __restrict__ vertices,
 
 // The element matrix entry of local dofs (i, ci) and (j, cj) (nodes, components) of element
 // e, without the measure |K|, for each form. A new form adds an entry function and a FORM_
-// number here, and a kernel that calls gather_matrix<FORM_...> with fe_mass's signature.
+// number here, and a kernel that calls element_matrix<FORM_...> with fe_mass's signature.
 #define FORM_MASS 0
 #define FORM_STIFFNESS 1
 #define FORM_ELASTICITY 2
@@ -156,55 +155,62 @@ DEVICE real form_entry(const real G[NV][GDIM], const real* __restrict__ coef,
     return elasticity_entry(G, coef, ref, e, i, ci, j, cj);
 }
 
-// values[t] = the sum of the contributions to nonzero t, in the map's order.
+// Element e's matrix: contributions[(I * NL + J) * count + e] = |K| times the entry of local
+// dofs I and J (the index the gather map's entries hold). Entry-major, so that a warp's
+// stores are coalesced.
 template <int FORM>
-DEVICE void gather_matrix(const int* __restrict__ nz_ptr, const int* __restrict__ entries,
-                          const int* __restrict__ vertices, const real* __restrict__ points,
-                          const real* __restrict__ coef, const real* __restrict__ ref,
-                          real* __restrict__ values, int nnz)
+DEVICE void element_matrix(const int* __restrict__ vertices, const real* __restrict__ points,
+                           const real* __restrict__ coef, const real* __restrict__ ref,
+                           real* __restrict__ contributions, int count)
 {
-    const int t = blockIdx.x * blockDim.x + threadIdx.x;
-    if (t >= nnz) return;
-    real sum = R(0);
-    for (int k = nz_ptr[t]; k < nz_ptr[t + 1]; ++k) {
-        const int e = entries[k] / (NL * NL);
-        const int local = entries[k] - e * (NL * NL);
-        const int I = local / NL, J = local % NL;
-        const int i = I / NCOMP, ci = I % NCOMP, j = J / NCOMP, cj = J % NCOMP;
-        real G[NV][GDIM];
-        const real measure = element_geometry(vertices, points, e, G);
-        sum += measure * form_entry<FORM>(G, coef, ref, e, i, ci, j, cj);
-    }
-    values[t] = sum;
+    const int e = blockIdx.x * blockDim.x + threadIdx.x;
+    if (e >= count) return;
+    real G[NV][GDIM];
+    const real measure = element_geometry(vertices, points, e, G);
+    for (int I = 0; I < NL; ++I)
+        for (int J = 0; J < NL; ++J)
+            contributions[(long long)(I * NL + J) * count + e] =
+                measure * form_entry<FORM>(G, coef, ref, e, I / NCOMP, I % NCOMP, J / NCOMP,
+                                           J % NCOMP);
 }
 
 // Mass: coef int u v.
-KERNEL void fe_mass(const int* __restrict__ nz_ptr, const int* __restrict__ entries,
-                    const int* __restrict__ vertices, const real* __restrict__ points,
+KERNEL void fe_mass(const int* __restrict__ vertices, const real* __restrict__ points,
                     const real* __restrict__ coef, const real* __restrict__ ref,
-                    real* __restrict__ values, int nnz)
+                    real* __restrict__ contributions, int count)
 {
-    gather_matrix<FORM_MASS>(nz_ptr, entries, vertices, points, coef, ref, values, nnz);
+    element_matrix<FORM_MASS>(vertices, points, coef, ref, contributions, count);
 }
 
 // Stiffness: coef int grad u . grad v.
-KERNEL void fe_stiffness(const int* __restrict__ nz_ptr, const int* __restrict__ entries,
-                         const int* __restrict__ vertices, const real* __restrict__ points,
+KERNEL void fe_stiffness(const int* __restrict__ vertices, const real* __restrict__ points,
                          const real* __restrict__ coef, const real* __restrict__ ref,
-                         real* __restrict__ values, int nnz)
+                         real* __restrict__ contributions, int count)
 {
-    gather_matrix<FORM_STIFFNESS>(nz_ptr, entries, vertices, points, coef, ref, values, nnz);
+    element_matrix<FORM_STIFFNESS>(vertices, points, coef, ref, contributions, count);
 }
 
 // Linear elasticity: int lambda div u div v + 2 mu eps(u) : eps(v), coef holding (lambda, mu)
 // per cell. Meaningful on vector spaces (NCOMP == GDIM) over cells only: assembly.py refuses
 // other element sets (compiled in every variant, as the host launchers list every kernel).
-KERNEL void fe_elasticity(const int* __restrict__ nz_ptr, const int* __restrict__ entries,
-                          const int* __restrict__ vertices, const real* __restrict__ points,
+KERNEL void fe_elasticity(const int* __restrict__ vertices, const real* __restrict__ points,
                           const real* __restrict__ coef, const real* __restrict__ ref,
-                          real* __restrict__ values, int nnz)
+                          real* __restrict__ contributions, int count)
 {
-    gather_matrix<FORM_ELASTICITY>(nz_ptr, entries, vertices, points, coef, ref, values, nnz);
+    element_matrix<FORM_ELASTICITY>(vertices, points, coef, ref, contributions, count);
+}
+
+// values[t] = the sum of the element matrix entries of nonzero t, in the map's order.
+KERNEL void fe_gather(const int* __restrict__ nz_ptr, const int* __restrict__ entries,
+                      const real* __restrict__ contributions, real* __restrict__ values,
+                      int nnz)
+{
+    const int t = blockIdx.x * blockDim.x + threadIdx.x;
+    if (t >= nnz) return;
+    real sum = R(0);
+    for (int k = nz_ptr[t]; k < nz_ptr[t + 1]; ++k)
+        sum += contributions[entries[k]];
+    values[t] = sum;
 }
 
 // b[t] (+)= sum over contributions (e, I) of coef[e] |K| sum_j Mref[i][j] f[dof of (e, j)]:

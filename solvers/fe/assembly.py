@@ -10,9 +10,10 @@
 
 Setup on the host (or on the device with CuPy for the cuda backend): the CSR pattern of the
 space (every pair of dofs sharing a cell), and for each form a gather map: for every nonzero,
-the element-local entries that add up to it (pattern.py). A launch has one thread per nonzero
-(per dof for loads) that recomputes each of its contributions from the element's vertices
-and adds them in the map's order: no atomics, the same bits every run, capturable (no
+the element-local entries that add up to it (pattern.py). A matrix is two launches: one
+thread per element computes its element matrix into a scratch the forms share, then one
+thread per nonzero adds its entries in the map's order (a load: one thread per dof
+recomputing its few contributions). No atomics, the same bits every run, capturable (no
 allocation, no host access) so a time step can reassemble inside a CUDA graph.
 
 Element sets: cells(space) (coefficients per cell) or facets(space, names) (per boundary
@@ -26,6 +27,7 @@ import numpy as np
 
 from ..backend import get_backend
 from ..linalg.csr import CsrMatrix, HostCsr
+from ..linalg.operator import LaunchSequence
 from ..precision import real_dtype
 from .pattern import SparsityPattern, vector_map
 from .reference import elasticity_reference, mass_reference, stiffness_reference
@@ -109,6 +111,14 @@ class Assembler:
         self.xp = array_module(self.backend)
         self.pattern = SparsityPattern(space.cell_dofs, space.n, self.xp)
         self.points = self.backend.to_device(space.mesh.points.astype(self.dtype))
+        self._scratch = None
+
+    def scratch(self, size):
+        """`size` values of the element-matrix scratch the forms share (their launches run in
+        order on one stream); a larger request allocates a larger one."""
+        if self._scratch is None or self._scratch.size < size:
+            self._scratch = self.backend.zeros((size,), self.dtype)
+        return self._scratch[:size]
 
     def device(self, array, dtype):
         """A backend array of `array` (NumPy, or CuPy from the setup) as `dtype`."""
@@ -163,22 +173,32 @@ class BilinearForm:
                              f"cells, got {a.space.components} component(s) on "
                              f"{elements.tdim}D elements")
         self.name = form
+        # The map lists element entries e L^2 + local; the element kernel stores them
+        # entry-major, at local * count + e.
         ptr, entries = a.pattern.matrix_map(elements.dofs)
+        local_count, entries = elements.dofs.shape[1] ** 2, entries.astype(a.xp.int64)
+        entries = entries % local_count * elements.count + entries // local_count
         self.ptr, self.entries = a.device(ptr, np.int32), a.device(entries, np.int32)
         self.vertices = a.device(elements.vertices, np.int32)
         self.coefficient = a.per_element(coefficient, elements, COEFFICIENTS.get(form, 1))
         self.reference = a.device(reference(elements.tdim + 1, a.space.degree).ravel(), a.dtype)
-        self.kernel = getattr(a.module(elements.tdim), kernel)
+        module = a.module(elements.tdim)
+        self.kernel, self.gather = getattr(module, kernel), module.fe_gather
+        self.count = elements.count
+        self.contributions = a.scratch(elements.count * local_count)
 
     def bind(self, values):
-        """A capturable launch writing the assembled values into `values` (nnz, dtype)."""
+        """Capturable launches writing the assembled values into `values` (nnz, dtype)."""
         nnz = self.assembler.pattern.nnz
         if values.shape != (nnz,) or values.dtype != self.assembler.dtype:
             raise ValueError(f"values must be {nnz} {self.assembler.dtype}, got "
                              f"{values.shape} {values.dtype}")
-        return self.kernel.bind(-(-nnz // THREADS), THREADS, self.ptr, self.entries,
-                                self.vertices, self.assembler.points, self.coefficient,
-                                self.reference, values, nnz)
+        return LaunchSequence(self, [
+            self.kernel.bind(max(1, -(-self.count // THREADS)), THREADS, self.vertices,
+                             self.assembler.points, self.coefficient, self.reference,
+                             self.contributions, self.count),
+            self.gather.bind(-(-nnz // THREADS), THREADS, self.ptr, self.entries,
+                             self.contributions, values, nnz)])
 
 
 class LoadForm:
