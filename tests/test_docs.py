@@ -1,6 +1,8 @@
 """The README and docs/ stay true: the case-file reference is the schema's, CI runs the README's
 test command, its Python examples run, it stays short and its links to docs/ lead somewhere."""
 
+import contextlib
+import io
 import re
 from pathlib import Path
 
@@ -22,15 +24,32 @@ def test_ci_runs_the_readme_test_command():
     assert TEST_COMMAND in (ROOT / ".ci" / "run").read_text().splitlines()
 
 
+def expected_outputs(block):
+    """What a README block says it prints, in order: the comment after each `print(...)`
+    line (where it has one), with `...` standing for anything."""
+    said = re.findall(r"^print\(.*\)  # (.*)$", block, flags=re.MULTILINE)
+    return [re.escape(text).replace(re.escape("..."), ".*") for text in said]
+
+
 def test_python_examples_run(tmp_path, monkeypatch):
-    """Every ```python block of the README, run in a folder that has the cases."""
+    """Every ```python block of the README, run in a folder that has the cases, prints what
+    its comments say it prints."""
     (tmp_path / "cases").symlink_to(ROOT / "cases")
     monkeypatch.chdir(tmp_path)
-    blocks = README.read_text().split("```python\n")[1:]
+    blocks = [block.split("```")[0] for block in README.read_text().split("```python\n")[1:]]
     assert len(blocks) == 4
+    said = 0
     for block in blocks:
-        exec(compile(block.split("```")[0], "README.md", "exec"), {})
-    assert (tmp_path / "out" / "sod.h5").exists()
+        out = io.StringIO()
+        with contextlib.redirect_stdout(out):
+            exec(compile(block, "README.md", "exec"), {})
+        # The said outputs, in order, among the printed lines.
+        printed = iter(out.getvalue().splitlines())
+        for pattern in expected_outputs(block):
+            assert any(re.fullmatch(pattern, line) for line in printed), (pattern,
+                                                                           out.getvalue())
+        said += len(expected_outputs(block))
+    assert said >= 3 and (tmp_path / "out" / "sod.h5").exists()
 
 
 def test_readme_is_short():

@@ -129,4 +129,4 @@ def test_the_steady_base_solves_in_float64_with_the_loads_then_the_lifting():
     assert info.converged and u.dtype == np.float64
     assert solver.scheme == {"element": "P1", "cell": mesh.cell_type, "dofs": 25,
                              "nonzeros": solver.assembler.pattern.nnz,
-                             "preconditioner": "jacobi", "rtol": 1e-8}
+                             "preconditioner": "jacobi", "rtol": 1e-8, "refinement": True}

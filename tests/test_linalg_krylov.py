@@ -109,7 +109,7 @@ def test_whole_solve_replays_from_one_graph(backend_name):
     step = backend.capture(captured.launch_solve)
     for seed in (1, 2):
         b = random_rhs(op.n, seed)
-        x_eager, info_eager = eager.solve(b)
+        x_eager, info_eager = eager.solve(b, restarts=0)  # launch_solve never restarts
         backend.write(captured.b, b.astype(np.float32))
         backend.fill(captured.x, 0)
         step.replay()
@@ -128,7 +128,7 @@ def test_without_device_loops_a_captured_solve_holds_maxiter_iterations(monkeypa
     op = OPERATORS["laplace2d"]("host", "fp32")
     b = random_rhs(op.n, 3)
     looping = ConjugateGradient(op, "jacobi", rtol=1e-5, maxiter=400)
-    x_loop, info_loop = looping.solve(b)
+    x_loop, info_loop = looping.solve(b, restarts=0)  # launch_solve never restarts
     monkeypatch.setattr(backend, "device_loops", lambda: "no conditional nodes here")
     unrolled = ConjugateGradient(op, "jacobi", rtol=1e-5, maxiter=400, graph=False)
     unrolled.launch_solve()  # warm-up outside the capture

@@ -80,8 +80,9 @@ KERNEL void heat_rhs(const int* __restrict__ row_ptr, const int* __restrict__ co
     if (h == R(0)) x[row] = R(0);
 }
 
-// u += d; thread 0 keeps the first failed solve's status (CG's done flag: 2 maxiter,
-// 3 breakdown) in failed[0] for the host to report between replays.
+// u += d; thread 0 keeps the first failed solve's status (the solver's done flag: 2 maxiter,
+// 3 breakdown, 4 refinement stalled above rtol) in failed[0] for the host to report between
+// replays.
 KERNEL void heat_update(real* __restrict__ u, const real* __restrict__ d,
                         const int* __restrict__ done, int* __restrict__ failed, int n)
 {

@@ -1,8 +1,10 @@
 // Mixed-precision iterative refinement: the residual of an FP64 solution, handed to an FP32
-// inner solve, and the FP32 correction added back in FP64. Both kernels touch double by design
-// (that is the point of the outer loop), so they are REDUCTION kernels; `real` is not used.
+// inner solve, and the FP32 correction added back in FP64; for a refinement captured in a step
+// (CapturedRefinement), the device-side verdict and the FP32 copy of a rebuilt matrix. Every
+// kernel touches double by design (that is the point of the outer loop), so they are REDUCTION
+// kernels; `real` is not used.
 //
-// Compile-time, from solvers/linalg/refinement.py: PARTIAL_BLOCKS (the blocks of
+// Compile-time, from solvers/linalg/refinement.py: PARTIAL_BLOCKS (the most blocks of
 // refine_residual, one partial sum each) and THREADS (the threads of a block, a power of two).
 #include "prelude.h"
 #include "reduce.h"
@@ -50,4 +52,36 @@ REDUCTION KERNEL void refine_correct(double* __restrict__ x, const float* __rest
 {
     const int i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i < n) x[i] += (double)d[i];
+}
+
+// One block, from refine_residual's partials: converged when r.r <= rtol2 b.b (NaN: not). The
+// inner solve's absolute floor state[slot] (its atol^2) becomes floor2 b.b, or, once
+// converged, infinity, so that its next solve stops at its start (the correction is then 0).
+// done[0]: 1 converged, else the inner solve's failure (2 maxiter, 3 breakdown) or `stalled`.
+REDUCTION BLOCK_KERNEL void refine_verdict(const double* __restrict__ partials, double rtol2,
+                                           double floor2, double* __restrict__ state, int slot,
+                                           const int* __restrict__ inner_done, int stalled,
+                                           int* __restrict__ done)
+{
+    __shared__ double s[THREADS];
+    sum_in_order(partials, PARTIAL_BLOCKS, s);
+    const double rr = s[0];
+    sum_in_order(partials + PARTIAL_BLOCKS, PARTIAL_BLOCKS, s);
+    const double bb = s[0];
+    PHASE {
+        if (threadIdx.x == 0) {
+            const bool converged = rr <= rtol2 * bb;
+            state[slot] = converged ? (double)REAL_INF : floor2 * bb;
+            const int inner = inner_done[0];
+            done[0] = converged ? 1 : inner == 2 || inner == 3 ? inner : stalled;
+        }
+    }
+}
+
+// dst = (float)src when flag[0] (the FP32 copy of an FP64 matrix's values, after a rebuild).
+REDUCTION KERNEL void refine_round(const double* __restrict__ src, float* __restrict__ dst,
+                                   const int* __restrict__ flag, int n)
+{
+    const int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n && flag[0] != 0) dst[i] = (float)src[i];
 }

@@ -23,8 +23,9 @@ Steps, on the device after setup: the elasticity form over the cells (one fused 
 fe/assemble.cu), the loads of the nodal body force and tractions, the symmetric Dirichlet
 elimination (system.py), then CG with a preconditioner of the project's table
 (solvers.linalg.preconditioners): "amg" (or "multigrid", the same here) is smoothed-aggregation
-AMG built on whole nodes with the rigid body modes as near-nullspace; "jacobi" or "none".
-Assembly, system and solve: steady.py; stresses: stress.py.
+AMG built on whole nodes with the rigid body modes as near-nullspace; "jacobi" or "none"; in
+fp32 refined with fp64 residuals (refine=False: plain fp32 CG, which stalls near 1e-4 to 3e-3
+on bending problems). Assembly, system and solve: steady.py; stresses: stress.py.
 """
 
 from types import SimpleNamespace
@@ -95,7 +96,8 @@ class ElasticitySolver(SteadyFESolver):
                  default_poisson: float = 0.3, plane: str | None = None, body_force=None,
                  boundary: dict | None = None, preconditioner: str = "amg", rtol: float = 1e-8,
                  maxiter: int | None = None, renumber: bool = True,
-                 backend: BackendLike = "auto", precision: str = "fp32") -> None:
+                 backend: BackendLike = "auto", precision: str = "fp32",
+                 refine: bool = True) -> None:
         d = mesh.dim
         if (plane is None) != (d == 3) or plane not in (None, *PLANES):
             expected = "none (3D)" if d == 3 else "'strain' or 'stress'"
@@ -106,7 +108,8 @@ class ElasticitySolver(SteadyFESolver):
                            poisson.get(name, default_poisson))
         check_material("default", default_young, default_poisson)
         dirichlet, neumann, robin = self._setup(mesh, degree, d, boundary, preconditioner,
-                                                rtol, maxiter, renumber, backend, precision)
+                                                rtol, maxiter, renumber, backend, precision,
+                                                refine)
         if robin:
             raise ValueError(f"boundary '{next(iter(robin))}': elasticity takes Dirichlet and "
                              "Neumann (traction) conditions, not Robin")

@@ -27,6 +27,23 @@ solvers.run.simulation (the Stepper captures steps_per_graph of them):
 The increment form is the theta scheme A u^{n+1} = (M - (1 - theta) dt K) u^n + dt F solved
 for u^{n+1} - u^n: CG's relative tolerance then applies to the change in a step, not to u.
 
+In fp32 (refine=True, the default) the step converges on its true residual: fp32 CG alone
+cannot certify rtol below about eps32 ||A|| ||d|| / ||b||, and its status is the recursive
+residual's. So the state, the matrices, b and every kernel above are fp64, and step 5 is
+linalg.refinement.CapturedRefinement: a fixed number of captured passes, each the fp64
+residual b - A d, fp32 CG (with the preconditioner of the fp32 copy of A, re-rounded in a step
+that rebuilds A) on it, d += correction in fp64; a device-side verdict makes the passes after
+convergence no-ops (they still launch the fp64 residual, CG's start and one iteration's
+product and preconditioner, which read no flag) and gives the step's status from the fp64
+residual. Passes are fixed, not a
+loop, because a captured step holds no host decision (a nested device loop would need nested
+conditional nodes), and the warm start (the last increment) leaves 2 or 3 passes of work
+(PASSES = 4). The fp32 work is CG's (its iterations move most of the bytes); the fp64 kernels
+run once a step or a pass, memory-bound. maxiter bounds each pass's CG. Memory: the fp64
+mass, stiffness, full and cut system values and the fp32 copy, 40 bytes a nonzero with the
+columns, against 20 in plain fp32. refine=False is plain fp32 throughout, whose status may say
+converged on the recursive residual alone.
+
 K (conductivity plus Robin facet terms) and the load F (source, Neumann fluxes, Robin ambients)
 are those of the steady problem: the Diffusion operator (diffusion.py) that the Poisson solver
 uses too, without the Dirichlet conditions (`diffusion`). The preconditioner is named as in
@@ -42,6 +59,7 @@ from ..backend.clock import DeviceClock
 from ..linalg import ConjugateGradient
 from ..linalg.preconditioners import check
 from ..linalg.preconditioners import preconditioner as build_preconditioner
+from ..linalg.refinement import PASS_RTOL, PASSES, STALLED, CapturedRefinement, inner_matrix
 from ..mesh import Mesh
 from ..solver import BackendLike, RunError, TimeDependentSolver
 from .assembly import THREADS, Assembler, cells
@@ -84,7 +102,7 @@ class HeatSolver(TimeDependentSolver):
                  initial=0.0, boundary: dict | None = None, preconditioner: str = "amg",
                  rtol: float = 1e-8, maxiter: int | None = None, exact=None,
                  renumber: bool = True, backend: BackendLike = "auto",
-                 precision: str = "fp32") -> None:
+                 precision: str = "fp32", refine: bool = True) -> None:
         check_scheme(dt, theta, preconditioner)
         mesh.require_boundaries(list(boundary or {}))
         dirichlet, neumann, robin = split(dict(boundary or {}))
@@ -94,9 +112,12 @@ class HeatSolver(TimeDependentSolver):
         self.exact = exact
         self.field_names = ("u", "exact", "error") if exact is not None else ("u",)
         self._platform(backend, precision)
+        # The type of the state, matrices and step kernels: fp64 where fp32 refines.
+        self.refine = bool(refine) and precision == "fp32"
+        real = self.real = np.dtype(np.float64 if self.refine else self.dtype)
 
         self.space = space = FunctionSpace(mesh, degree, renumber=renumber)
-        a = self.assembler = Assembler(space, self.backend, precision)
+        a = self.assembler = Assembler(space, self.backend, "fp64" if self.refine else precision)
         b = self.backend
 
         # K and F: the diffusion operator -div(k grad u) with the Neumann and Robin conditions
@@ -115,11 +136,11 @@ class HeatSolver(TimeDependentSolver):
 
         # The clock (its t, stop time and step count; heat_clock replaces its CFL kernel), the
         # dt the matrix holds, the rebuild flag and the first failed solve's status.
-        self.clock = DeviceClock(b, self.dtype, partials=1, cfl=1.0)
+        self.clock = DeviceClock(b, real, partials=1, cfl=1.0)
         self.matrix_dt = b.to_device(np.array([self.dt]))
         self.rebuild = b.to_device(np.array([1], np.int32))
         self.failed = b.zeros((1,), np.int32)
-        self.times = b.zeros((2,), self.dtype)
+        self.times = b.zeros((2,), real)
         b.write(self.clock.dt, np.array([self.dt]))
 
         # The system A = M + theta dt K with Dirichlet rows and columns cut, its solver, state.
@@ -127,45 +148,62 @@ class HeatSolver(TimeDependentSolver):
         full = a.values()
         self.system = system = DirichletSystem(a, full, dofs)
         matrix = system.matrix
-        kernels = b.module(SOURCE, self.dtype)
+        kernels = b.module(SOURCE, real)
         rows = blocks(space.n)
         matrix_launch = kernels.heat_matrix.bind(
             rows, THREADS, matrix.row_ptr, matrix.columns, system.mask, mass, stiffness,
             self.clock.dt, self.rebuild, self.theta, full, matrix.values, space.n)
         matrix_launch()
         system.apply_matrix()  # the same cut again, and the host copy AMG and Jacobi read
-        self.cg = cg = ConjugateGradient(matrix, build_preconditioner(preconditioner, matrix),
-                                         rtol=rtol, maxiter=maxiter)
-        self.u = b.zeros((space.n,), self.dtype)
-        self.dirichlet_device = a.device(self.dirichlet, self.dtype)
+        solve, rounding = self._linear_solver(preconditioner, rtol, maxiter)
+        self.u = b.zeros((space.n,), real)
+        self.dirichlet_device = a.device(self.dirichlet, real)
         self.launches = [
             kernels.heat_clock.bind(1, 1, self.clock.ctrl, self.matrix_dt, self.rebuild,
                                     self.clock.dt, self.times, self.dt, self.theta),
             *self._time_value_launches(source, dirichlet, neumann, robin),
             matrix_launch,
+            *rounding,
             kernels.heat_rhs.bind(rows, THREADS, matrix.row_ptr, matrix.columns, stiffness,
                                   self.u, load, system.mask, self.dirichlet_device,
                                   self.clock.dt,
-                                  cg.b, system.g, cg.x, space.n),
-            system.bind_rhs(cg.b),
-            cg.launch_solve,
-            kernels.heat_update.bind(rows, THREADS, self.u, cg.x, cg.done, self.failed,
+                                  solve.b, system.g, solve.x, space.n),
+            system.bind_rhs(solve.b),
+            solve.launch_solve,
+            kernels.heat_update.bind(rows, THREADS, self.u, solve.x, solve.done, self.failed,
                                      space.n),
         ]
         self.scheme = {"element": f"P{degree}", "cell": mesh.cell_type, "dofs": space.n,
                        "nonzeros": a.pattern.nnz, "dt": self.dt, "theta": self.theta,
-                       "preconditioner": preconditioner, "rtol": rtol}
+                       "preconditioner": preconditioner, "rtol": rtol,
+                       "refinement": self.refine}
         self.set_initial(initial)
+
+    def _linear_solver(self, preconditioner, rtol, maxiter):
+        """(the step's solver, the launches keeping its fp32 matrix current): CG on the
+        system, or refinement around fp32 CG on its rounded copy (each pass's CG to
+        PASS_RTOL or rtol), re-rounded when the step rebuilds the matrix. self.cg is the CG
+        (the inner one when refined)."""
+        matrix = self.system.matrix
+        inner = inner_matrix(matrix) if self.refine else matrix
+        self.cg = ConjugateGradient(inner, build_preconditioner(preconditioner, inner),
+                                    rtol=max(rtol, PASS_RTOL) if self.refine else rtol,
+                                    maxiter=maxiter)
+        if not self.refine:
+            self.linear = self.cg
+            return self.cg, []
+        self.linear = refined = CapturedRefinement(matrix, self.cg, rtol)
+        return refined, [refined.bind_round(self.rebuild)]
 
     def _time_value_launches(self, source, dirichlet, neumann, robin):
         """Launches refreshing the data given as TimeFunctions: Dirichlet values at t^{n+1}
         (times[0]) and, when a load changes in time, its nodal data at t^n + theta dt
         (times[1], the midpoint for Crank-Nicolson) and the load vector F from them."""
         space = self.space
-        points = self.node_points = self.assembler.device(space.node_points, self.dtype)
+        points = self.node_points = self.assembler.device(space.node_points, self.real)
 
         def bind(function, nodes, which, out):
-            return bind_nodal_values(self.backend, self.dtype, function, nodes, points,
+            return bind_nodal_values(self.backend, self.real, function, nodes, points,
                                      self.times, which, out)
 
         # Later Dirichlet boundaries win at shared nodes, as in dirichlet_values.
@@ -191,16 +229,20 @@ class HeatSolver(TimeDependentSolver):
         u = nodal(initial, self.space.node_points, t)
         dofs, values = dirichlet_values(self.space, self.dirichlet_conditions, t)
         u[dofs] = values[dofs]
-        self.backend.write(self.u, u.astype(self.dtype))
-        self.backend.fill(self.cg.x, 0)
+        self.backend.write(self.u, u.astype(self.real))
+        self.backend.fill(self.linear.x, 0)
         self.clock.set(t=t, steps=0)
 
     def checkpoint_arrays(self):
-        """u, CG's last increment (the next initial guess), the system matrix and the dt it
-        was built for (a step clipped to an output time rebuilds it), and the failed flag."""
-        return {"u": self.u, "increment": self.cg.x, "matrix": self.system.matrix.values,
-                "matrix_full": self.system.full, "matrix_dt": self.matrix_dt,
-                "rebuild": self.rebuild, "failed": self.failed}
+        """u, the last increment (the next initial guess), the system matrix (and its fp32
+        copy when refined) and the dt it was built for (a step clipped to an output time
+        rebuilds it), and the failed flag."""
+        arrays = {"u": self.u, "increment": self.linear.x,
+                  "matrix": self.system.matrix.values, "matrix_full": self.system.full,
+                  "matrix_dt": self.matrix_dt, "rebuild": self.rebuild, "failed": self.failed}
+        if self.refine:
+            arrays["matrix_fp32"] = self.cg.operator.values
+        return arrays
 
     def step(self):
         """Launch one time step (no host access: capturable)."""
@@ -210,6 +252,11 @@ class HeatSolver(TimeDependentSolver):
     def observe(self):
         """Between replays: a RunError if a step's solve failed (never ends a run early)."""
         status = int(self.backend.to_host(self.failed)[0])
+        if status == STALLED:
+            raise RunError(f"a time step's linear solve stayed above rtol on its fp64 residual "
+                           f"after {PASSES} fp32 refinement passes, before t="
+                           f"{self.clock.read().t:.6g}; raise solver.rtol or use precision "
+                           "fp64")
         if status:
             reason = {2: "reached maxiter", 3: "broke down"}.get(status, f"status {status}")
             raise RunError(f"a time step's linear solve {reason} before t="

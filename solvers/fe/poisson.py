@@ -12,8 +12,9 @@ Functions (source, boundary values, exact) are called as f(x, y[, z], t) on NumP
 Steps, all on the device after setup: the diffusion operator (diffusion.py: the stiffness form
 over the cells + Robin facet mass, the load of the nodal source + Neumann and Robin facet
 loads), the symmetric Dirichlet elimination (system.py), then CG with a preconditioner of the
-project's table (solvers.linalg.preconditioners: "amg" or "multigrid", both pyamg's hierarchy
-of the assembled matrix, "jacobi" or "none"). Assembly, system and solve: steady.py.
+project's table (solvers.linalg.preconditioners: "amg" or "multigrid", both the
+smoothed-aggregation hierarchy of the assembled matrix, "jacobi" or "none"), refined with
+fp64 residuals in fp32 (refine=False: plain fp32 CG). Assembly, system and solve: steady.py.
 """
 
 import numpy as np
@@ -32,9 +33,10 @@ class PoissonSolver(SteadyFESolver):
                  default_conductivity: float = 1.0, source=0.0, boundary: dict | None = None,
                  preconditioner: str = "amg", rtol: float = 1e-8, maxiter: int | None = None,
                  exact=None, renumber: bool = True, backend: BackendLike = "auto",
-                 precision: str = "fp32") -> None:
+                 precision: str = "fp32", refine: bool = True) -> None:
         dirichlet, neumann, robin = self._setup(mesh, degree, 1, boundary, preconditioner,
-                                                rtol, maxiter, renumber, backend, precision)
+                                                rtol, maxiter, renumber, backend, precision,
+                                                refine)
         self.exact = exact
         self.field_names = ("u", "exact", "error") if exact is not None else ("u",)
         self.conductivity = mesh.cell_material_values(conductivity or {}, default_conductivity)

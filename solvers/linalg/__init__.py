@@ -7,9 +7,10 @@ from .krylov import BiCGStab, ConjugateGradient, SolveInfo
 from .multigrid import GeometricMultigrid
 from .operator import LinearOperator
 from .preconditioners import PRECONDITIONERS, preconditioner
+from .refinement import IterativeRefinement, RefinementInfo
 from .sell import SellMatrix
 from .stencil import StencilLaplacian
 
 __all__ = ["AlgebraicMultigrid", "BiCGStab", "ConjugateGradient", "CsrMatrix",
-           "GeometricMultigrid", "LinearOperator", "PRECONDITIONERS", "SellMatrix", "SolveInfo",
-           "StencilLaplacian", "preconditioner"]
+           "GeometricMultigrid", "IterativeRefinement", "LinearOperator", "PRECONDITIONERS",
+           "RefinementInfo", "SellMatrix", "SolveInfo", "StencilLaplacian", "preconditioner"]
