@@ -6,6 +6,7 @@ is installed.
 
     python scripts/bench_fem.py [--dofs 1e4,1e5,1e6,1.2e7] [--json bench_fem.json]
     python scripts/bench_fem.py --backend host --dofs small           # CPU smoke test
+    python scripts/bench_fem.py --only e2e [--e2e p1-3d:1e6,p2-2d:1e6]  # end to end alone
 
 Problems: -div grad u = 1 on the unit square (rectangle(n, n)) or cube (box(n, n, n)), u = 0
 on the boundary, n chosen so the space has about the requested number of dofs; fp32. Plus the
@@ -14,13 +15,20 @@ expects under 5 ms on an H100/H200).
 
 Assembly times are the median of repeated launches timed with CUDA events (host: wall clock),
 of the stiffness form alone (the matrix values; pattern and maps are set up once, timed apart
-as `setup`). Bytes, each array once: the gather map (nnz + 1 pointers and one int32 per
-element entry), the values written, cell vertices, coordinates and one coefficient per cell;
-GB/s is that over the time, against the measured copy bandwidth (scripts/ceilings.py).
-Solves: CG to rtol 1e-6 preconditioned by Jacobi and (up to --amg-max-dofs; pyamg builds the
-hierarchy on the CPU) by algebraic multigrid; wall time of the solve on the device, setup
+as `setup`). Bytes, each array once (the floor): the gather map (nnz + 1 pointers and one
+int32 per element entry), the values written, cell vertices, coordinates and one coefficient
+per cell; GB/s is that over the time, against the measured copy bandwidth
+(scripts/ceilings.py). The element matrices, written by one launch and read by the next, move
+`element_matrix_mb` more each way (one value per element entry).
+Solves: CG to rtol 1e-6 preconditioned by Jacobi and (up to --amg-max-dofs) by algebraic
+multigrid (its hierarchy built on the device); wall time of the solve on the device, setup
 apart. Large meshes skip the reverse Cuthill-McKee renumbering (above --rcm-max-dofs): the
 generators' lexicographic numbering is already banded.
+
+Then the end-to-end table (fem_e2e.py; `--only e2e` runs it alone, `--no-e2e` leaves it out):
+mesh arrays to a solution with true relative residual <= 1e-8, split into setup, assembly, AMG
+setup and solve, for P1 tets at 1M and 10M dofs and P2 triangles at 1M, ours against our
+previous CPU (pyamg) hierarchy and scikit-fem + pyamg, with the issue's targets as PASS / MISS.
 """
 
 import argparse
@@ -34,6 +42,7 @@ from math import factorial
 import benchrun
 import ceilings
 import devicetime
+import fem_e2e
 import numpy as np
 import scipy.sparse as sp
 
@@ -147,9 +156,10 @@ def build(dim, degree, n, backend, args):
     walls = {name: Dirichlet(0.0) for name in mesh.boundaries}
     dofs_estimate = ((degree * n + 1) ** dim)
     start = time.perf_counter()
+    # refine=False: the fp32 assembly and fp32 CG are what this measures (not fp64 refinement).
     solver = PoissonSolver(mesh, degree, source=1.0, boundary=walls, preconditioner="jacobi",
                            rtol=RTOL, renumber=dofs_estimate <= args.rcm_max_dofs,
-                           backend=backend, precision="fp32")
+                           backend=backend, precision="fp32", refine=False)
     return solver, time.perf_counter() - start
 
 
@@ -182,6 +192,7 @@ def bench_item(dev, label, dim, degree, n, args, copy_gbs):
     seconds = time_assembly(dev, solver)
     nbytes = assembly_bytes(solver)
     row.update(assembly_ms=seconds * 1e3, assembly_gbs=nbytes / seconds / 1e9,
+               element_matrix_mb=solver.stiffness.contributions.nbytes / 1e6,
                assembly_copy_fraction=nbytes / seconds / 1e9 / copy_gbs if copy_gbs else None)
     ours = sp.csr_matrix((dev.to_host(solver.full_values).astype(np.float64),
                           *solver.assembler.pattern.host_arrays()[::-1]),
@@ -222,6 +233,18 @@ def run(args):
     dev, copy_gbs, report = new_report(args)
     dofs = [float(d) for d in DOFS.get(args.dofs, args.dofs).split(",")]
     start = time.perf_counter()
+    report["only"] = args.only
+    if args.only != "e2e":
+        assembly_rows(dev, copy_gbs, report, dofs, args)
+    if args.only != "assembly" and not args.no_e2e:
+        args.e2e = args.e2e or ("small" if args.dofs == "small" else "default")
+        report["e2e"] = fem_e2e.run(dev, args)
+    report["wall_seconds"] = time.perf_counter() - start
+    return report
+
+
+def assembly_rows(dev, copy_gbs, report, dofs, args):
+    """The assembly and solve rows (the headline first) into report["rows"]."""
     if not args.no_headline:
         n = HEADLINE_CELLS if args.dofs != "small" else 4
         row = bench_item(dev, "p1-3d headline", 3, 1, n, args, copy_gbs)
@@ -237,8 +260,6 @@ def run(args):
                              args, copy_gbs)
             report["rows"].append(row)
             print(json.dumps(row, default=str), flush=True)
-    report["wall_seconds"] = time.perf_counter() - start
-    return report
 
 
 COLUMNS = [("problem", "{}"), ("cells", "{}"), ("dofs", "{}"), ("nnz", "{}"),
@@ -259,6 +280,18 @@ def table(report, columns=COLUMNS):
     return "\n".join(lines)
 
 
+def full_table(report):
+    """The assembly table (unless only the end-to-end part ran), then the end-to-end one."""
+    parts = [] if report["only"] == "e2e" else [table(report)]
+    if "e2e" in report:
+        parts.append(fem_e2e.table(report["e2e"]))
+    return "\n".join(parts)
+
+
+def passed(report):
+    return not report.get("e2e", {}).get("errors")
+
+
 def parse_args(argv):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--backend", default="cuda", choices=("cuda", "host"))
@@ -272,13 +305,27 @@ def parse_args(argv):
     parser.add_argument("--unfused-max-entries", type=float, default=4e8)
     parser.add_argument("--no-solve", action="store_true")
     parser.add_argument("--no-headline", action="store_true")
+    parser.add_argument("--only", choices=("assembly", "e2e"), default=None,
+                        help="run only the assembly/solve table or only the end-to-end one")
+    parser.add_argument("--no-e2e", action="store_true", help="leave out the end-to-end table")
+    parser.add_argument("--e2e", default=None,
+                        help="end-to-end cases problem:dofs,... (problems p1-3d, p2-2d), or "
+                             "'default' / 'small' (default: 'small' with --dofs small)")
+    parser.add_argument("--cpu-budget", type=float, default=120.0,
+                        help="skip an end-to-end CPU run (pyamg setup, scikit-fem) estimated "
+                             "above this many seconds")
     parser.add_argument("--json", default="bench_fem.json")
-    return parser.parse_args(argv)
+    args = parser.parse_args(argv)
+    try:
+        fem_e2e.parse_cases(args.e2e or "default")
+    except ValueError as error:
+        parser.error(str(error))
+    return args
 
 
 def main(argv=None):
     return benchrun.main("bench_fem", parse_args(argv), "--backend host --dofs small", run,
-                         table)
+                         full_table, passed)
 
 
 if __name__ == "__main__":

@@ -3,6 +3,7 @@ exit status 0, and the JSON report written with the timings of what it ran. The 
 themselves come from runs on the device (README)."""
 
 import importlib
+import importlib.util
 import json
 import sys
 from pathlib import Path
@@ -39,3 +40,15 @@ def test_benchmark_smoke_test_runs(script, tmp_path, capsys):
         assert {r["scheme"] for r in tts["runs"] if r["impl"] == "ours"} == set(TIME_INTEGRATORS)
         assert all(r["t"] == pytest.approx(0.25, rel=1e-7) for r in tts["runs"])  # JAX: fp32
         assert not tts["errors"]
+    if script == "bench_fem":  # and the end-to-end table: each small case to a 1e-8 residual
+        e2e = report["e2e"]
+        assert not e2e["errors"]
+        impls = {"ours", "ours-pyamg"} if importlib.util.find_spec("pyamg") else {"ours"}
+        rows = [r for r in e2e["rows"] if r["impl"] in impls]
+        assert {(r["problem"], r["impl"]) for r in rows} == {
+            (problem, impl) for problem in ("p1-3d", "p2-2d") for impl in impls}
+        for r in rows:
+            assert r["true_residual"] <= 1e-8 and r["status"] == "converged"
+            parts = r["setup_s"] + r["assembly_s"] + r["amg_setup_s"] + r["solve_s"]
+            assert 0 < parts <= r["total_s"] * (1 + 1e-9)
+        assert any(line.startswith("p1-3d 1e+06 dofs end to end") for line in e2e["targets"])
