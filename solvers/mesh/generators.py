@@ -10,7 +10,9 @@
 Boundaries: left / right (x min / max), bottom / top (y in 2D, z in 3D), front / back (y min /
 max in 3D). The six tetrahedra of a cube (Kuhn's subdivision) share its main diagonal, so every
 face of the cube is cut along the diagonal through its lowest and highest corner, the same way
-from both sides: the mesh is conforming.
+from both sides: the mesh is conforming. Being so by construction (no duplicate cells, at most
+two cells at a facet), it is built with Mesh(..., topology_checked=True), which skips the search
+for shared vertex sets (sorting every facet) but runs every other check.
 """
 
 from itertools import permutations
@@ -31,28 +33,35 @@ def _grid_points(counts, extents):
     return np.stack([m.ravel() for m in mesh], axis=1)
 
 
-def _corner_ids(counts):
-    """Node index of corner offset o (a 0/1 tuple) of every box, as {o: (boxes,) array}."""
-    shape = tuple(n + 1 for n in counts)
-    lower = np.meshgrid(*[np.arange(n) for n in counts], indexing="ij")
-    lower = [a.ravel() for a in lower]
-    corners = {}
-    for offset in np.ndindex(*(2,) * len(counts)):
-        corners[offset] = np.ravel_multi_index([a + o for a, o in zip(lower, offset)], shape)
-    return corners
+def _split_cells(counts, patterns):
+    """Cells (pattern, box, vertex): cell p of a box has the corners patterns[p] (0/1 offsets
+    along each axis from its lowest corner); boxes and nodes in C order."""
+    nodes = np.arange(np.prod([n + 1 for n in counts])).reshape([n + 1 for n in counts])
+    lowest = nodes[tuple(slice(n) for n in counts)].ravel()
+    # A corner's node index is the lowest corner's plus that of the offset (from node 0).
+    shifts = np.array([[nodes[offset] for offset in pattern] for pattern in patterns])
+    return lowest[None, :, None] + shifts[:, None, :]
 
 
-def _named_boundaries(points, cells, sides, extents):
-    """{side: facets}: the cell facets whose vertices all lie on the side's plane (in a box,
-    exactly the boundary facets on it, each once; no global facet sort, so big meshes are
-    quick)."""
+def _boxes_at(counts, axis, end):
+    """Indices (ascending) of the boxes with a face on the min (end 0) or max (end 1) side of
+    the axis."""
+    boxes = np.arange(int(np.prod(counts))).reshape(counts)
+    return np.take(boxes, 0 if end == 0 else counts[axis] - 1, axis=axis).ravel()
+
+
+def _named_boundaries(points, cells, counts, sides, extents):
+    """{side: facets}: the facets of cells (pattern, box, vertex) whose vertices all lie on the
+    side's plane (in a box, exactly the boundary facets on it, each once), in cell order."""
     out = {}
     for name, (axis, end) in sides.items():
         span = extents[axis][1] - extents[axis][0]
         on_plane = np.abs(points[:, axis] - extents[axis][end]) <= 1e-9 * span
+        # Only the cells of the boxes at the side touch its plane: search those.
+        near = cells[:, _boxes_at(counts, axis, end)].reshape(-1, cells.shape[2])
         found = []
-        for local in LOCAL_FACETS[cells.shape[1]]:
-            facets = cells[:, list(local)]
+        for local in LOCAL_FACETS[near.shape[1]]:
+            facets = near[:, list(local)]
             found.append(facets[on_plane[facets].all(axis=1)])
         out[name] = np.concatenate(found)
     return out
@@ -69,11 +78,10 @@ def rectangle(nx, ny, x=(0.0, 1.0), y=(0.0, 1.0)):
     _check_counts((nx, ny))
     extents = (tuple(x), tuple(y))
     points = _grid_points((nx, ny), extents)
-    c = _corner_ids((nx, ny))
-    cells = np.concatenate([np.stack([c[0, 0], c[1, 0], c[1, 1]], axis=1),
-                            np.stack([c[0, 0], c[1, 1], c[0, 1]], axis=1)])
-    boundaries = _named_boundaries(points, cells, SIDES_2D, extents)
-    return Mesh(points, cells, boundaries, source=f"rectangle({nx}x{ny})")
+    cells = _split_cells((nx, ny), [((0, 0), (1, 0), (1, 1)), ((0, 0), (1, 1), (0, 1))])
+    boundaries = _named_boundaries(points, cells, (nx, ny), SIDES_2D, extents)
+    return Mesh(points, cells.reshape(-1, 3), boundaries, source=f"rectangle({nx}x{ny})",
+                topology_checked=True)
 
 
 def unit_square(n):
@@ -91,8 +99,8 @@ def quadrilateral(nx, ny, corners):
     s, t = square.points.T[:, :, None]
     points = ((1 - s) * (1 - t) * corners[0] + s * (1 - t) * corners[1] + s * t * corners[2]
               + (1 - s) * t * corners[3])
-    return Mesh(points, square.cells, square.boundaries,
-                source=f"quadrilateral({nx}x{ny})")
+    return Mesh(points, square.cells, square.boundaries, source=f"quadrilateral({nx}x{ny})",
+                topology_checked=True)
 
 
 def box(nx, ny, nz, x=(0.0, 1.0), y=(0.0, 1.0), z=(0.0, 1.0)):
@@ -100,24 +108,24 @@ def box(nx, ny, nz, x=(0.0, 1.0), y=(0.0, 1.0), z=(0.0, 1.0)):
     _check_counts((nx, ny, nz))
     extents = (tuple(x), tuple(y), tuple(z))
     points = _grid_points((nx, ny, nz), extents)
-    c = _corner_ids((nx, ny, nz))
-    tets = []
+    patterns = []
     # One tetrahedron per axis order: walk from corner (0,0,0) to (1,1,1) one axis at a time.
     # Its edges from the first vertex are e_p0, e_p0 + e_p1, e_p0 + e_p1 + e_p2 (times the
     # cell sizes), so its orientation is the sign of the permutation: odd ones swap the last
     # two vertices.
     for order in permutations(range(3)):
         corner = [0, 0, 0]
-        path = [c[tuple(corner)]]
+        path = [tuple(corner)]
         for axis in order:
             corner[axis] = 1
-            path.append(c[tuple(corner)])
+            path.append(tuple(corner))
         if np.linalg.det(np.eye(3)[list(order)]) < 0:
             path[2], path[3] = path[3], path[2]
-        tets.append(np.stack(path, axis=1))
-    cells = np.concatenate(tets)
-    boundaries = _named_boundaries(points, cells, SIDES_3D, extents)
-    return Mesh(points, cells, boundaries, source=f"box({nx}x{ny}x{nz})")
+        patterns.append(path)
+    cells = _split_cells((nx, ny, nz), patterns)
+    boundaries = _named_boundaries(points, cells, (nx, ny, nz), SIDES_3D, extents)
+    return Mesh(points, cells.reshape(-1, 4), boundaries, source=f"box({nx}x{ny}x{nz})",
+                topology_checked=True)
 
 
 def unit_cube(n):
