@@ -8,7 +8,7 @@ import pytest
 import scipy.sparse as sp
 
 from solvers.backend import get_backend
-from solvers.linalg.csr import CsrMatrix
+from solvers.linalg.csr import LONG_ROW, CsrMatrix
 from solvers.linalg.sell import SellMatrix
 
 DTYPES = {"fp32": np.float32, "fp64": np.float64}
@@ -61,7 +61,9 @@ KINDS = {
     "csr": (CsrMatrix, {"threads_per_row": 1}),
     "csr_vector4": (CsrMatrix, {"threads_per_row": 4}),
     "csr_vector32": (CsrMatrix, {"threads_per_row": 32}),
+    "csr_split": (CsrMatrix, {"threads_per_row": "split"}),
     "sell": (SellMatrix, {}),
+    "sell_unsplit": (SellMatrix, {"long_row": None}),
     "sell_c4_unsorted": (SellMatrix, {"c": 4, "sigma": 1}),
 }
 
@@ -176,16 +178,39 @@ def test_fp64_accumulation_beats_fp32_on_an_ill_conditioned_sum(backend_name):
 @pytest.mark.parametrize("precision", sorted(DTYPES))
 @pytest.mark.parametrize("name", sorted(MATRICES))
 def test_sell_equals_one_thread_a_row_csr_bitwise(backend_name, name, precision, accumulate):
-    """SELL sums every row in CSR order with the same fma's, whatever c and sigma."""
+    """Unsplit SELL sums every row in CSR order with the same fma's, whatever c and sigma;
+    split, it sums the long rows as CSR's row splitting does."""
     backend = get_backend(backend_name)
     csr = CsrMatrix.from_scipy(MATRICES[name](), backend, precision, accumulate,
                                threads_per_row=1)
     x = np.random.default_rng(5).standard_normal(csr.n)
     reference = spmv(csr, x)
+    split = spmv(CsrMatrix.from_scipy(MATRICES[name](), backend, precision, accumulate,
+                                      threads_per_row="split"), x)
     for c, sigma in ((32, 256), (4, 1), (1, 1), (7, 10**6)):
-        sell = SellMatrix.from_csr(csr, c=c, sigma=sigma)
+        sell = SellMatrix.from_csr(csr, c=c, sigma=sigma, long_row=None)
         assert sell.accumulate == csr.accumulate and sell.dtype == csr.dtype
         np.testing.assert_array_equal(spmv(sell, x), reference, err_msg=f"c={c} sigma={sigma}")
+        sell = SellMatrix.from_csr(csr, c=c, sigma=sigma, long_row=LONG_ROW)
+        np.testing.assert_array_equal(spmv(sell, x), split, err_msg=f"split c={c} sigma={sigma}")
+
+
+@pytest.mark.parametrize("accumulate", [None, "fp64"])
+@pytest.mark.parametrize("precision", sorted(DTYPES))
+def test_split_equals_one_thread_a_row_csr_bitwise_on_short_rows(backend_name, precision,
+                                                                  accumulate):
+    """Row splitting sums rows of at most LONG_ROW entries in CSR order, as one thread a row
+    does; the longer rows (uneven's rows of about 300 and 1000) pairwise, within rounding."""
+    backend = get_backend(backend_name)
+    x = np.random.default_rng(6).standard_normal(1000)
+    matrix = uneven().tocsr()
+    ops = [CsrMatrix.from_scipy(matrix, backend, precision, accumulate, threads_per_row=t)
+           for t in (1, "split")]
+    one, split = (spmv(op, x) for op in ops)
+    short = np.diff(matrix.indptr) <= LONG_ROW
+    assert ops[1].long_count == matrix.shape[0] - short.sum() > 0
+    np.testing.assert_array_equal(split[short], one[short])
+    assert_within_rounding(ops[1], x, split)
 
 
 @pytest.mark.parametrize("c, sigma", [(32, 256), (4, 1), (5, 12), (3, 10**6)])
@@ -194,7 +219,7 @@ def test_sell_layout(c, sigma):
     value 0 and a valid column; rows are sorted by decreasing length in each sigma window."""
     backend = get_backend("host")
     matrix = uneven(300, seed=8)
-    sell = SellMatrix.from_scipy(matrix, backend, "fp64", c=c, sigma=sigma)
+    sell = SellMatrix.from_scipy(matrix, backend, "fp64", c=c, sigma=sigma, long_row=None)
     slice_ptr, length, order, columns, values = (
         backend.to_host(a) for a in (sell.slice_ptr, sell.row_length, sell.row_order,
                                      sell.columns, sell.values))
@@ -217,8 +242,8 @@ def test_sell_layout(c, sigma):
 
 def test_sorting_reduces_padding():
     matrix = uneven(2000, seed=4)
-    unsorted = SellMatrix.from_scipy(matrix, "host", "fp32", sigma=1)
-    sorted_ = SellMatrix.from_scipy(matrix, "host", "fp32", sigma=2000)
+    unsorted = SellMatrix.from_scipy(matrix, "host", "fp32", sigma=1, long_row=None)
+    sorted_ = SellMatrix.from_scipy(matrix, "host", "fp32", sigma=2000, long_row=None)
     assert sorted_.padding_ratio < unsorted.padding_ratio / 2
 
 
@@ -292,6 +317,9 @@ def test_threads_per_row_auto():
     assert CsrMatrix.from_scipy(laplacian_3d(4), "host").threads_per_row == 1
     dense_rows = sp.random(300, 300, density=0.25, random_state=0)  # 75 entries a row
     assert CsrMatrix.from_scipy(dense_rows, "host").threads_per_row == 16
+    assert CsrMatrix.from_scipy(uneven(), "host").threads_per_row == "split"
+    assert SellMatrix.from_scipy(uneven(), "host").long_row == LONG_ROW
+    assert SellMatrix.from_scipy(laplacian_3d(4), "host").long_row is None
 
 
 BAD_MATRICES = [

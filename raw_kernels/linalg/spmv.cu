@@ -8,15 +8,21 @@
 // same bits on every run, on the host and on the GPU (where the compiler would otherwise
 // contract a*b+c into an FMA and the host compiler would not).
 //
-// Summation orders: csr_spmv and sell_spmv add a row's entries one by one in CSR order, so they
-// give identical bits; csr_spmv_vector adds `lanes` strided partial sums by a pairwise tree.
+// Summation orders: csr_spmv, sell_spmv and csr_spmv_split (on rows of at most CSR_LONG_ROW
+// entries) add a row's entries one by one in CSR order, so they give identical bits;
+// csr_spmv_vector adds `lanes` strided partial sums by a pairwise tree, and so does
+// csr_spmv_split on longer rows, with 32 lanes.
 //
 // Compile-time, from solvers/linalg/csr.py: CSR_VECTOR_THREADS, the threads of a
-// csr_spmv_vector block (lanes x rows per block; BLOCK_THREADS there).
+// csr_spmv_vector or csr_spmv_split block (BLOCK_THREADS there, a multiple of 32), and
+// CSR_LONG_ROW, the longest row csr_spmv_split sums with one thread.
 #include "prelude.h"
 
 #ifndef CSR_VECTOR_THREADS
 #error "CSR_VECTOR_THREADS (threads of a csr_spmv_vector block) must be defined"
+#endif
+#ifndef CSR_LONG_ROW
+#error "CSR_LONG_ROW (the longest row csr_spmv_split sums with one thread) must be defined"
 #endif
 
 // acc + a * b, rounded once, in float or double.
@@ -108,6 +114,93 @@ REDUCTION BLOCK_KERNEL void csr_spmv_vector_acc64(const int* __restrict__ row_pt
     csr_rows_vector<double>(row_ptr, columns, values, x, y, n, s);
 }
 
+// ---- Row splitting: one thread a short row, 32 threads a long row -------------------------
+// A launch's first short_blocks blocks take the short rows (csr_spmv_split: one thread a row,
+// as csr_spmv, skipping rows longer than CSR_LONG_ROW; sell_spmv_split: the SELL slices of the
+// short rows, as sell_spmv); the blocks after them take the long rows, listed ascending in
+// long_rows, one a warp-sized group of 32 threads whose strided partial sums are added
+// pairwise. On rows of mixed lengths no thread waits on a long row's chain of dependent loads.
+
+// Long rows: group g = threadIdx.x / 32 of long-row block `block` sums long row slot =
+// block * (blockDim.x / 32) + g into y[long_rows[slot]]. Its entries are ptr[r] .. ptr[r + 1]
+// - 1 of columns and values, r = long_rows[slot] (the matrix's own CSR) or r = slot
+// (`compact`: CSR arrays of the long rows alone).
+template <typename acc>
+DEVICE void long_rows_sum(int block, const int* __restrict__ long_rows, int long_count,
+                          int compact, const int* __restrict__ ptr,
+                          const int* __restrict__ columns, const real* __restrict__ values,
+                          const real* __restrict__ x, real* __restrict__ y, acc* s)
+{
+    PHASE {
+        const int slot = block * (int)(blockDim.x / 32) + (int)(threadIdx.x / 32);
+        acc sum = acc(0);
+        if (slot < long_count) {
+            const int r = compact ? slot : long_rows[slot];
+            for (int k = ptr[r] + (int)(threadIdx.x % 32); k < ptr[r + 1]; k += 32)
+                sum = fma_acc((acc)values[k], (acc)x[columns[k]], sum);
+        }
+        s[threadIdx.x] = sum;
+    }
+    for (unsigned half = 16; half > 0; half >>= 1) {
+        __syncthreads();
+        PHASE {
+            const unsigned t = threadIdx.x;
+            if (t % 32 < half) s[t] = s[t] + s[t + half];
+        }
+    }
+    __syncthreads();
+    PHASE {
+        const int slot = block * (int)(blockDim.x / 32) + (int)(threadIdx.x / 32);
+        if (threadIdx.x % 32 == 0 && slot < long_count) y[long_rows[slot]] = (real)s[threadIdx.x];
+    }
+}
+
+template <typename acc>
+DEVICE void csr_split_rows(const int* __restrict__ row_ptr, const int* __restrict__ columns,
+                           const real* __restrict__ values, const real* __restrict__ x,
+                           real* __restrict__ y, int n, const int* __restrict__ long_rows,
+                           int long_count, int short_blocks, acc* s)
+{
+    // Short rows, one thread each.
+    if ((int)blockIdx.x < short_blocks) {
+        PHASE {
+            const int row = (int)(blockIdx.x * blockDim.x + threadIdx.x);
+            if (row < n && row_ptr[row + 1] - row_ptr[row] <= CSR_LONG_ROW) {
+                acc sum = acc(0);
+                for (int k = row_ptr[row]; k < row_ptr[row + 1]; ++k)
+                    sum = fma_acc((acc)values[k], (acc)x[columns[k]], sum);
+                y[row] = (real)sum;
+            }
+        }
+        return;
+    }
+    long_rows_sum<acc>((int)blockIdx.x - short_blocks, long_rows, long_count, 0, row_ptr,
+                       columns, values, x, y, s);
+}
+
+BLOCK_KERNEL void csr_spmv_split(const int* __restrict__ row_ptr, const int* __restrict__ columns,
+                                 const real* __restrict__ values, const real* __restrict__ x,
+                                 real* __restrict__ y, int n, const int* __restrict__ long_rows,
+                                 int long_count, int short_blocks)
+{
+    __shared__ real s[CSR_VECTOR_THREADS];
+    csr_split_rows<real>(row_ptr, columns, values, x, y, n, long_rows, long_count, short_blocks,
+                         s);
+}
+
+REDUCTION BLOCK_KERNEL void csr_spmv_split_acc64(const int* __restrict__ row_ptr,
+                                                 const int* __restrict__ columns,
+                                                 const real* __restrict__ values,
+                                                 const real* __restrict__ x,
+                                                 real* __restrict__ y, int n,
+                                                 const int* __restrict__ long_rows,
+                                                 int long_count, int short_blocks)
+{
+    __shared__ double s[CSR_VECTOR_THREADS];
+    csr_split_rows<double>(row_ptr, columns, values, x, y, n, long_rows, long_count,
+                           short_blocks, s);
+}
+
 // ---- SELL-C-sigma, one thread per row ------------------------------------------------------
 // Rows are reordered (sorted by length within windows of sigma rows); position p holds row
 // row_order[p] and lies in slice p / c at lane p % c. A slice stores its rows column-major from
@@ -149,4 +242,63 @@ REDUCTION KERNEL void sell_spmv_acc64(const int* __restrict__ slice_ptr,
                                       int c)
 {
     sell_row<double>(slice_ptr, row_length, row_order, columns, values, x, y, n, c);
+}
+
+// SELL slices of the short rows (positions 0 .. short_rows - 1), then the long rows from their
+// own CSR arrays (long_ptr, long_columns, long_values).
+template <typename acc>
+DEVICE void sell_split_rows(const int* __restrict__ slice_ptr, const int* __restrict__ row_length,
+                            const int* __restrict__ row_order, const int* __restrict__ columns,
+                            const real* __restrict__ values, const real* __restrict__ x,
+                            real* __restrict__ y, int short_rows, int c,
+                            const int* __restrict__ long_rows, int long_count,
+                            const int* __restrict__ long_ptr,
+                            const int* __restrict__ long_columns,
+                            const real* __restrict__ long_values, int short_blocks, acc* s)
+{
+    if ((int)blockIdx.x < short_blocks) {
+        PHASE {
+            sell_row<acc>(slice_ptr, row_length, row_order, columns, values, x, y, short_rows, c);
+        }
+        return;
+    }
+    long_rows_sum<acc>((int)blockIdx.x - short_blocks, long_rows, long_count, 1, long_ptr,
+                       long_columns, long_values, x, y, s);
+}
+
+BLOCK_KERNEL void sell_spmv_split(const int* __restrict__ slice_ptr,
+                                  const int* __restrict__ row_length,
+                                  const int* __restrict__ row_order,
+                                  const int* __restrict__ columns,
+                                  const real* __restrict__ values, const real* __restrict__ x,
+                                  real* __restrict__ y, int short_rows, int c,
+                                  const int* __restrict__ long_rows, int long_count,
+                                  const int* __restrict__ long_ptr,
+                                  const int* __restrict__ long_columns,
+                                  const real* __restrict__ long_values, int short_blocks)
+{
+    __shared__ real s[CSR_VECTOR_THREADS];
+    sell_split_rows<real>(slice_ptr, row_length, row_order, columns, values, x, y, short_rows, c,
+                          long_rows, long_count, long_ptr, long_columns, long_values,
+                          short_blocks, s);
+}
+
+REDUCTION BLOCK_KERNEL void sell_spmv_split_acc64(const int* __restrict__ slice_ptr,
+                                                  const int* __restrict__ row_length,
+                                                  const int* __restrict__ row_order,
+                                                  const int* __restrict__ columns,
+                                                  const real* __restrict__ values,
+                                                  const real* __restrict__ x,
+                                                  real* __restrict__ y, int short_rows, int c,
+                                                  const int* __restrict__ long_rows,
+                                                  int long_count,
+                                                  const int* __restrict__ long_ptr,
+                                                  const int* __restrict__ long_columns,
+                                                  const real* __restrict__ long_values,
+                                                  int short_blocks)
+{
+    __shared__ double s[CSR_VECTOR_THREADS];
+    sell_split_rows<double>(slice_ptr, row_length, row_order, columns, values, x, y,
+                            short_rows, c, long_rows, long_count, long_ptr, long_columns,
+                            long_values, short_blocks, s);
 }

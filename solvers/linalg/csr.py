@@ -9,12 +9,15 @@ row in double and rounds once at the end (fp32 storage and traffic, fp64 sums). 
 products with explicit fused multiply-adds in a fixed order, without atomics: one matrix and one
 x give the same bits on every run, on the host backend and on the GPU alike.
 
-Two kernels: one thread per row (threads_per_row=1, entry by entry in CSR order), or 2 to 32
-threads per row whose strided partial sums are added pairwise, for long rows. A short row is
-read fastest by one thread, with no sums across threads; on long rows one thread a row leaves
-a warp's loads scattered and its threads waiting for the longest row, while several threads
-read a row's entries side by side. threads_per_row="auto" (default_threads_per_row) picks
-between them by the mean row length (measurements: docs/performance.md).
+Three kernels: one thread per row (threads_per_row=1, entry by entry in CSR order); 2 to 32
+threads per row whose strided partial sums are added pairwise, for long rows; and row
+splitting (threads_per_row="split"): one thread a row for rows of at most LONG_ROW entries
+(the bits of threads_per_row=1), 32 threads a row, added pairwise, for the longer ones. A
+short row is read fastest by one thread, with no sums across threads; on long rows one thread
+a row leaves a warp's loads scattered and its threads waiting for the longest row, while
+several threads read a row's entries side by side; where a few rows are much longer than the
+rest, splitting gives each kind its own. threads_per_row="auto" (default_threads_per_row)
+picks by the row lengths (measurements: docs/performance.md).
 """
 
 from dataclasses import dataclass
@@ -28,13 +31,14 @@ from .operator import LinearOperator, overlap
 
 SOURCE = "linalg/spmv.cu"
 BLOCK_THREADS = 256  # threads of a launch block (passed to spmv.cu as CSR_VECTOR_THREADS)
-THREADS_PER_ROW = (1, 2, 4, 8, 16, 32)
+LONG_ROW = 32  # "split": longer rows get 32 threads each
+THREADS_PER_ROW = (1, 2, 4, 8, 16, 32, "split")
 INT32_MAX = np.iinfo(np.int32).max
 
 
 def kernel_defines():
     """The defines of spmv.cu, for CsrMatrix and SellMatrix alike."""
-    return {"CSR_VECTOR_THREADS": BLOCK_THREADS}
+    return {"CSR_VECTOR_THREADS": BLOCK_THREADS, "CSR_LONG_ROW": LONG_ROW}
 
 
 def compiled_kernels():
@@ -167,10 +171,13 @@ def _check_compressed(matrix, who):
 
 
 def default_threads_per_row(lengths):
-    """One thread a row for short rows (stencils); for longer rows enough threads that each
-    adds about four products: enough work a thread to pay for the sum across threads, few
-    enough products that a row's loads stay side by side."""
+    """Row splitting where some rows are over LONG_ROW and over four times the mean; else one
+    thread a row for short rows (stencils); for longer rows enough threads that each adds about
+    four products: enough work a thread to pay for the sum across threads, few enough products
+    that a row's loads stay side by side."""
     mean = float(np.mean(lengths))
+    if np.max(lengths) > max(LONG_ROW, 4 * mean):
+        return "split"
     if mean < 16:
         return 1
     return int(min(32, 2 ** int(np.log2(mean / 4))))
@@ -216,11 +223,17 @@ class CsrMatrix(StoredMatrix):
         if threads_per_row not in THREADS_PER_ROW:
             raise ValueError(f"threads_per_row must be 'auto' or one of {THREADS_PER_ROW}, "
                              f"got {threads_per_row!r}")
-        self.threads_per_row = int(threads_per_row)
+        self.threads_per_row = threads_per_row if threads_per_row == "split" else int(
+            threads_per_row)
         self.row_ptr = backend.to_device(host.row_ptr)
         self.columns = backend.to_device(host.columns)
         self.values = backend.to_device(host.values)
-        base = "csr_spmv" if self.threads_per_row == 1 else "csr_spmv_vector"
+        if threads_per_row == "split":
+            long_rows = np.flatnonzero(host.row_lengths() > LONG_ROW).astype(np.int32)
+            self.long_count = long_rows.size
+            self.long_rows = backend.to_device(long_rows if long_rows.size else np.zeros(1,
+                                                                                        np.int32))
+        base = {1: "csr_spmv", "split": "csr_spmv_split"}.get(threads_per_row, "csr_spmv_vector")
         module = backend.module(SOURCE, self.dtype, kernel_defines())
         self._kernel = getattr(module, kernel_name(base, self.dtype, self.accumulate))
 
@@ -237,6 +250,12 @@ class CsrMatrix(StoredMatrix):
     def bind(self, x, y):
         """A capturable launch of y = A x on these two device vectors."""
         self.check_spmv_vectors(x, y)
+        if self.threads_per_row == "split":
+            short_blocks = blocks(self.n, BLOCK_THREADS)
+            grid = short_blocks + blocks(self.long_count, BLOCK_THREADS // 32)
+            return self._kernel.bind(grid, BLOCK_THREADS, self.row_ptr, self.columns,
+                                     self.values, x, y, self.n, self.long_rows, self.long_count,
+                                     short_blocks)
         if self.threads_per_row == 1:
             grid, block = blocks(self.n, BLOCK_THREADS), BLOCK_THREADS
         else:
@@ -248,7 +267,8 @@ class CsrMatrix(StoredMatrix):
     @property
     def nbytes(self):
         """Device memory of the matrix: what one SpMV reads at least, besides x and y."""
-        return self.row_ptr.nbytes + self.columns.nbytes + self.values.nbytes
+        split = self.long_rows.nbytes if self.threads_per_row == "split" else 0
+        return self.row_ptr.nbytes + self.columns.nbytes + self.values.nbytes + split
 
     def __repr__(self):
         return (f"CsrMatrix(n={self.n}, nnz={self.nnz}, {self.dtype}, "

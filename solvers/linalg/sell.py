@@ -16,8 +16,11 @@ CsrMatrix with threads_per_row=1 (same backend or not).
 Sorting pays where row lengths vary: a wider window puts rows of like length into one slice and
 leaves less padding, and where lengths are uniform (stencils) it costs nothing, so a wide window,
 sigma=4096, is the default (measurements: docs/performance.md). The padding that remains is
-reported as padding_ratio (stored entries / nonzeros). One very long row costs c times its
-length: such matrices suit CsrMatrix better.
+reported as padding_ratio (stored entries / nonzeros). One very long row would cost c times
+its length, and its one thread a chain of dependent loads that its slice waits for: rows longer
+than `long_row` (default "auto": csr.LONG_ROW where default_threads_per_row would split the
+rows, else none) are taken out of the slices and summed by 32 threads each from CSR arrays of
+their own, pairwise, as CsrMatrix's row splitting does (the same bits).
 """
 
 import numpy as np
@@ -27,11 +30,14 @@ from ..precision import real_dtype
 from .csr import (
     BLOCK_THREADS,
     INT32_MAX,
+    LONG_ROW,
     SOURCE,
     CsrMatrix,
+    HostCsr,
     StoredMatrix,
     accumulation,
     blocks,
+    default_threads_per_row,
     host_csr,
     kernel_defines,
     kernel_name,
@@ -88,6 +94,19 @@ def sell_layout(host, c, sigma):
     return slice_ptr.astype(np.int32), row_length, row_order, columns, values
 
 
+def split_rows(host, long_row):
+    """(short, long_rows, long_csr): the HostCsr of the rows of at most long_row entries (in
+    order), the indices of the longer rows, and their (ptr, columns, values)."""
+    lengths = host.row_lengths()
+    long = lengths > long_row
+    kept = ~np.repeat(long, lengths)
+    ptr = [np.concatenate([[0], np.cumsum(lengths[rows])]).astype(np.int32)
+           for rows in (~long, long)]
+    short = HostCsr(ptr[0], host.columns[kept], host.values[kept])
+    return short, np.flatnonzero(long).astype(np.int32), (ptr[1], host.columns[~kept],
+                                                          host.values[~kept])
+
+
 class SellMatrix(StoredMatrix):
     """y = A x for a square sparse A in SELL-C-sigma storage (see the module docstring).
 
@@ -96,52 +115,82 @@ class SellMatrix(StoredMatrix):
 
     name = "sell"
 
-    def __init__(self, host, backend, accumulate, c, sigma):
+    def __init__(self, host, backend, accumulate, c, sigma, long_row="auto"):
         """Use SellMatrix.from_scipy or SellMatrix.from_csr; `host` is a validated HostCsr."""
         super().__init__(host, backend, accumulate)
         self.c = _positive_int(c, "c (rows a slice)")
         self.sigma = _positive_int(sigma, "sigma (rows a sorting window)")
-        arrays = sell_layout(host, self.c, self.sigma)
+        if long_row == "auto":
+            split = default_threads_per_row(host.row_lengths()) == "split"
+            long_row = LONG_ROW if split else None
+        self.long_row = None if long_row is None else _positive_int(long_row, "long_row")
+        if self.long_row is not None and host.row_lengths().min() > self.long_row:
+            self.long_row = None  # no short rows: nothing to split off
+
+        # The slices of the short rows (all rows without a long_row), positions mapped back to
+        # the matrix's rows; the long rows' own CSR arrays.
+        short, long_rows, long_csr = (host, np.zeros(0, np.int32), None) if (
+            self.long_row is None) else split_rows(host, self.long_row)
+        arrays = sell_layout(short, self.c, self.sigma)
+        if self.long_row is not None:
+            arrays = (*arrays[:2], np.flatnonzero(host.row_lengths() <= self.long_row)[
+                arrays[2]].astype(np.int32), *arrays[3:])
         self.slice_ptr, self.row_length, self.row_order, self.columns, self.values = (
             backend.to_device(array) for array in arrays)
-        self.padded_nnz = int(arrays[-1].size)
+        self.short_rows, self.long_count = short.n, int(long_rows.size)
+        if self.long_row is not None:
+            self.long_rows, self.long_ptr, self.long_columns, self.long_values = (
+                backend.to_device(a if a.size else np.zeros(1, a.dtype))
+                for a in (long_rows, *long_csr))
+        self.padded_nnz = int(arrays[-1].size) + (host.nnz - short.nnz)
         self.padding_ratio = self.padded_nnz / self.nnz
         module = backend.module(SOURCE, self.dtype, kernel_defines())
-        self._kernel = getattr(module, kernel_name("sell_spmv", self.dtype, self.accumulate))
+        base = "sell_spmv" if self.long_row is None else "sell_spmv_split"
+        self._kernel = getattr(module, kernel_name(base, self.dtype, self.accumulate))
 
     @classmethod
     def from_scipy(cls, matrix, backend="auto", precision="fp32", accumulate=None, c=32,
-                   sigma=4096):
+                   sigma=4096, long_row="auto"):
         """A SellMatrix of a square scipy.sparse matrix (any format; duplicates are summed,
-        explicit zeros kept). c: rows a slice; sigma: rows a sorting window (1: keep order)."""
+        explicit zeros kept). c: rows a slice; sigma: rows a sorting window (1: keep order);
+        long_row: rows longer than this are summed apart (None: none; see the module)."""
         dtype = real_dtype(precision)
         accumulation(dtype, accumulate)
         _positive_int(c, "c (rows a slice)")
         _positive_int(sigma, "sigma (rows a sorting window)")
         return cls(host_csr(matrix, dtype, "SellMatrix"), get_backend(backend), accumulate,
-                   c, sigma)
+                   c, sigma, long_row)
 
     @classmethod
-    def from_csr(cls, csr, c=32, sigma=4096):
+    def from_csr(cls, csr, c=32, sigma=4096, long_row="auto"):
         """The same matrix as a CsrMatrix, on its backend with its precision and accumulation."""
         if not isinstance(csr, CsrMatrix):
             raise TypeError(f"SellMatrix.from_csr needs a CsrMatrix, got {type(csr).__name__}")
-        return cls(csr.host, csr.backend, csr.accumulate, c, sigma)
+        return cls(csr.host, csr.backend, csr.accumulate, c, sigma, long_row)
 
     def bind(self, x, y):
         """A capturable launch of y = A x on these two device vectors."""
         self.check_spmv_vectors(x, y)
-        return self._kernel.bind(blocks(self.n, BLOCK_THREADS), BLOCK_THREADS, self.slice_ptr,
-                                 self.row_length, self.row_order, self.columns, self.values, x,
-                                 y, self.n, self.c)
+        short_blocks = blocks(self.short_rows, BLOCK_THREADS)
+        slices = (self.slice_ptr, self.row_length, self.row_order, self.columns, self.values, x,
+                  y, self.short_rows, self.c)
+        if self.long_row is None:
+            return self._kernel.bind(short_blocks, BLOCK_THREADS, *slices)
+        grid = short_blocks + blocks(self.long_count, BLOCK_THREADS // 32)
+        return self._kernel.bind(grid, BLOCK_THREADS, *slices, self.long_rows, self.long_count,
+                                 self.long_ptr, self.long_columns, self.long_values,
+                                 short_blocks)
 
     @property
     def nbytes(self):
         """Device memory of the matrix: what one SpMV reads at most, besides x and y."""
+        split = () if self.long_row is None else (self.long_rows, self.long_ptr,
+                                                  self.long_columns, self.long_values)
         return sum(a.nbytes for a in (self.slice_ptr, self.row_length, self.row_order,
-                                      self.columns, self.values))
+                                      self.columns, self.values, *split))
 
     def __repr__(self):
         return (f"SellMatrix(n={self.n}, nnz={self.nnz}, c={self.c}, sigma={self.sigma}, "
+                f"long_row={self.long_row}, "
                 f"padding_ratio={self.padding_ratio:.2f}, {self.dtype}, "
                 f"accumulate={self.accumulate}, backend={self.backend.name})")
