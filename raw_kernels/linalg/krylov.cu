@@ -14,6 +14,7 @@
 // recomputes the same q), so a chunk may run past convergence at the cost of its SpMVs.
 #include "prelude.h"
 #include "reduce.h"
+#include "krylov.h"
 
 // Partial sums: one double per block of a partial-sum kernel, in slots of PARTIAL_SLOT entries.
 // The host picks the block count from n alone (at most PARTIAL_SLOT: enough to fill a GPU), so
@@ -28,21 +29,6 @@
 #ifndef THREADS
 #error "THREADS (threads of a block) must be defined"
 #endif
-
-// state (double[STATE_SIZE])
-#define RZ 0        // r.z of the current residual
-#define RR 1        // r.r
-#define BB 2        // b.b
-#define TOL2 3      // rtol^2: converged when r.r <= max(rtol^2 b.b, atol^2)
-#define ITER 4      // iterations done
-#define MAXITER 5
-#define ATOL2 6     // atol^2, an absolute floor (0: none)
-// done (int[1]), apart so that the vector kernels test it without double arithmetic:
-// 0 running, 1 converged, 2 maxiter reached, 3 breakdown (p.q <= 0: A not positive definite).
-// coef (real[3]): alpha, beta (and omega) for the vector kernels, which must not touch double.
-#define ALPHA 0
-#define BETA 1
-#define OMEGA 2
 
 // Sum the partials of slot k (k = 0, 1, 2) in a fixed order. Every thread of the block calls.
 DEVICE double sum_partials(const double* partials, int k, double* s)
@@ -139,7 +125,8 @@ KERNEL void copy_vector(real* __restrict__ dst, const real* __restrict__ src,
 
 // The initial state from the partials of cg_start_partials. One block.
 REDUCTION BLOCK_KERNEL void cg_start_state(const double* __restrict__ partials,
-                                           double* __restrict__ state, int* __restrict__ done)
+                                           double* __restrict__ state, int* __restrict__ done,
+                                           real* __restrict__ coef)
 {
     __shared__ double s[THREADS];
     const double rz = sum_partials(partials, 0, s);
@@ -151,6 +138,7 @@ REDUCTION BLOCK_KERNEL void cg_start_state(const double* __restrict__ partials,
             state[RR] = rr;
             state[BB] = bb;
             state[ITER] = 0.0;
+            coef[BETA] = R(0);  // a fused first direction p = z + beta p is z
             done[0] = rr <= fmax(state[TOL2] * bb, state[ATOL2]) ? 1 : 0;
         }
     }
@@ -186,22 +174,14 @@ REDUCTION BLOCK_KERNEL void dot_partials(const real* __restrict__ a, const real*
 
 // The scalar step of a CG iteration, run by the last block of the kernel that produced its
 // partial sums (see last_block_arrived), so it needs no launch of its own: from the partials
-// of r.z (slot 0) and r.r (slot 1), count the iteration, test convergence, and set
-// beta = (r.z)new / (r.z).
+// of r.z (slot 0) and r.r (slot 1), cg_beta_update.
 DEVICE void cg_beta_step(const double* partials, double* state, int* done, real* coef,
                          double* s)
 {
     const double rz = sum_partials(partials, 0, s);
     const double rr = sum_partials(partials, 1, s);
     PHASE {
-        if (threadIdx.x == 0) {
-            state[ITER] += 1.0;
-            state[RR] = rr;
-            coef[BETA] = (real)(rz / state[RZ]);
-            state[RZ] = rz;
-            if (rr <= fmax(state[TOL2] * state[BB], state[ATOL2])) done[0] = 1;
-            else if (state[ITER] >= state[MAXITER]) done[0] = 2;
-        }
+        if (threadIdx.x == 0) cg_beta_update(rz, rr, state, done, coef);
     }
 }
 

@@ -23,23 +23,7 @@
 #include "prelude.h"
 #include "reduce.h"
 #include "stencil_coef.h"
-
-#ifndef STENCIL_THREADS
-#error "STENCIL_THREADS (threads of a block) must be defined"
-#endif
-#ifndef STENCIL_LAYERS
-#error "STENCIL_LAYERS (z layers a thread walks) must be defined"
-#endif
-
-// Contribution of one face of the cell (value xc, inverse coefficient rc) to its row: through
-// the neighbour of value xn and inverse coefficient rn when `inside`, else through boundary
-// side `side`.
-DEVICE real face_term(bool inside, real xn, real rn, real xc, real rc, real w, int dirichlet,
-                      int side)
-{
-    if (inside) return w * face_coef(rc, rn) * (xc - xn);
-    return ((dirichlet >> side) & 1) ? R(2) * w * wall_coef(rc) * xc : R(0);
-}
+#include "stencil_launch.h"
 
 // The same through neighbour n, loaded here when `inside`.
 DEVICE real face_term_at(bool inside, const real* __restrict__ x,

@@ -19,6 +19,8 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from ..backend.stepper import Stepper
+from .stencil import StencilLaplacian
+from .stencil_cg import FUSED_MAX_UNKNOWNS, ITERATIONS_PER_CALL, fused_iterations
 
 SOURCE = "linalg/krylov.cu"
 PARTIAL_SLOT = 2048  # partial sums a slot holds: the most blocks of a partial-sum kernel
@@ -86,6 +88,7 @@ class KrylovSolver:
         # solve; otherwise graphs of `chunk` iterations replay until the host reads "done".
         self.device_loop = graph and b.device_loops() is None
         self.stepper = Stepper(b, self.iterate, steps_per_graph=chunk, graph=graph)
+        self.iterations_per_call = 1  # CG iterations a call of iterate() launches
         self._solve_graph = None
 
     def set_limits(self, rtol, maxiter=None, atol=0.0):
@@ -122,7 +125,8 @@ class KrylovSolver:
         self._start += [
             k.cg_start_partials.bind(self.partial_blocks, THREADS, self.r, z, self.b, n,
                                      self.partials),
-            k.cg_start_state.bind(1, THREADS, self.partials, self.state, self.done),
+            k.cg_start_state.bind(1, THREADS, self.partials, self.state, self.done,
+                                  self.coef),
         ]
 
     def _dots(self, a, b, c=None, d=None):
@@ -169,7 +173,8 @@ class KrylovSolver:
         self._residual()
         for launch in self._start:
             launch()
-        self.backend.loop_until(self.iterate, self.done, fallback_repeats=self.maxiter)
+        self.backend.loop_until(self.iterate, self.done,
+                                fallback_repeats=-(-self.maxiter // self.iterations_per_call))
 
     def solve_in_place(self, restarts=RESTARTS):
         """Solve with the right-hand side and initial guess already in the device vectors
@@ -231,16 +236,24 @@ class ConjugateGradient(KrylovSolver):
     """CG (Hestenes-Stiefel) for a symmetric positive definite operator; a non-positive p.Ap
     stops it with status breakdown. The preconditioner (None, 'jacobi', or an object whose
     bind(r, z) launches z = M^-1 r, such as a multigrid V-cycle) must be symmetric positive
-    definite too."""
+    definite too. fused: on a StencilLaplacian with None or 'jacobi', run stencil_cg.py's
+    fused iterations (two kernels an iteration) instead of the general ones: True, False, or
+    "auto" (up to stencil_cg.FUSED_MAX_UNKNOWNS unknowns, where they measured faster)."""
 
     def __init__(self, operator, preconditioner=None, rtol=1e-6, maxiter=None, chunk=20,
-                 graph=True, atol=0.0):
+                 graph=True, atol=0.0, fused="auto"):
         super().__init__(operator, preconditioner, rtol, maxiter, chunk, graph, atol)
         b, k, n = self.backend, self.kernels, operator.n
         self.z, self.p = b.zeros((n,), operator.dtype), b.zeros((n,), operator.dtype)
         self.pq = b.zeros((1,), np.float64)
         flag = int(preconditioner == "jacobi")
         self._bind_start(self.z, self.p, flag, self.general)
+        if fused == "auto":
+            fused = operator.n <= FUSED_MAX_UNKNOWNS
+        if fused and self.general is None and isinstance(operator, StencilLaplacian):
+            self._iteration = fused_iterations(self, operator, flag)
+            self.iterations_per_call = ITERATIONS_PER_CALL
+            return
         # The scalar steps run in the last block of the kernel before them (krylov.cu). With a
         # general M, cg_update leaves z = r; then z = M r, and cg_dot_beta recomputes r.z.
         tail = (self.state, self.done, self.coef, self.partials, self.tickets)

@@ -31,10 +31,11 @@ MAX_GRID_YZ = 65535  # CUDA's limit on gridDim.y and gridDim.z; the kernel loops
 MAX_UNKNOWNS = 2**31 - 1  # the kernel indexes with int
 
 
-def kernel_defines(ndim, variable):
+def kernel_defines(ndim, variable, layers=LAYERS_3D):
+    """The stencil kernels' defines; `layers`: the z layers a thread walks in 3D."""
     return {"DIM": int(ndim), "VARIABLE": int(bool(variable)),
             "STENCIL_THREADS": BLOCK[0] * BLOCK[1] * BLOCK[2],
-            "STENCIL_LAYERS": LAYERS_3D if ndim == 3 else 1}
+            "STENCIL_LAYERS": layers if ndim == 3 else 1}
 
 
 def compiled_kernels():
@@ -72,7 +73,7 @@ class StencilLaplacian(LinearOperator):
 
         # Kernel arguments: per-axis weights 1/h^2 (times k when it is constant) and, for a
         # variable k, its inverse per cell; both must survive the rounding to `real`.
-        variable = isinstance(self.coefficient, np.ndarray)
+        self.variable = variable = isinstance(self.coefficient, np.ndarray)
         k = 1.0 if variable else self.coefficient
         weights = [k / h**2 for h in self.spacing] + [0.0] * (3 - self.ndim)
         with np.errstate(over="ignore", under="ignore"):
@@ -115,10 +116,7 @@ class StencilLaplacian(LinearOperator):
         if overlap(x, y):
             raise ValueError("x and y must not overlap: y = A x reads neighbours of x while "
                              "writing y")
-        nx, ny, nz = (*self.shape, 1)[:3]
-        layers = LAYERS_3D if self.ndim == 3 else 1
-        grid = (-(-nx // BLOCK[0]), min(-(-ny // BLOCK[1]), MAX_GRID_YZ),
-                min(-(-nz // layers), MAX_GRID_YZ))
+        grid, block = self.launch_shape()
         with_dot = dot is not None
         if not with_dot:  # the dot's arguments, never touched when with_dot is 0
             partials, dot, tickets = self._no_dot, self._no_dot, self._no_tickets
@@ -127,8 +125,22 @@ class StencilLaplacian(LinearOperator):
             # (the launch holds them).
             partials = self.backend.zeros((int(np.prod(grid)),), np.float64)
             tickets = self.backend.zeros((1,), np.int32)
-        return self._kernel.bind(grid, BLOCK, x, y, self._inv_coef, nx, ny, nz, *self._weights,
-                                 self._dirichlet, int(with_dot), partials, dot, tickets)
+        return self._kernel.bind(grid, block, x, y, *self.geometry(), int(with_dot), partials,
+                                 dot, tickets)
+
+    def launch_shape(self, layers=LAYERS_3D):
+        """(grid, block) of the stencil kernels: (i, j) tiles, `layers` z layers walked by a
+        thread in 3D."""
+        nx, ny, nz = (*self.shape, 1)[:3]
+        layers = layers if self.ndim == 3 else 1
+        grid = (-(-nx // BLOCK[0]), min(-(-ny // BLOCK[1]), MAX_GRID_YZ),
+                min(-(-nz // layers), MAX_GRID_YZ))
+        return grid, BLOCK
+
+    def geometry(self):
+        """The stencil kernels' arguments after the vectors: the inverse coefficients, nx, ny,
+        nz, the three axis weights and the Dirichlet side bits."""
+        return (self._inv_coef, *(*self.shape, 1)[:3], *self._weights, self._dirichlet)
 
     def diagonal(self):
         """The diagonal of A, host float64: the sum of the cell's face weights."""
