@@ -68,8 +68,9 @@ SPMV_LAUNCHES = 20  # launches per timed repeat, at least
 MAX_SETS = 16  # (x, y) pairs an SpMV cycles through, at most
 # Vectors a Jacobi-CG iteration moves besides its SpMV: cg_update reads x r p q M^-1 and writes
 # x r z, cg_direction reads z p and writes p, and an operator without a fused dot (CSR) adds a
-# pass over p and q.
-CG_VECTORS = {"stencil": 11, "csr": 13}
+# pass over p and q. The fused stencil iteration (stencil_cg.cu) has no separate SpMV: it reads
+# r M^-1 p_old and writes p, then reads x p r M^-1 and writes x r.
+CG_VECTORS = {"stencil": 11, "csr": 13, "fused": 10}
 SCIPY_LIMIT_S = 60.0  # SciPy CPU solves estimated longer than this are skipped
 TOLERANCE = {"fp32": 1e-5, "fp64": 1e-12}  # SpMV check: ||y - ref|| / ||ref||
 
@@ -356,6 +357,15 @@ def spmv_7pt(dev, lib, n, repeats, rng, variable):
     return spmv_case(dev, lib, f"7pt {n}^3", a64, ops, repeats, rng)
 
 
+def add_cg_floor(rows, copy_gbs):
+    """The floor of each CG iteration row (FLOOR_VECTORS vectors at the copy bandwidth) and its
+    time over the floor."""
+    for row in rows:
+        if copy_gbs:
+            row["floor_s"] = report_text.FLOOR_VECTORS * row["unknowns"] * 4 / (copy_gbs * 1e9)
+            row["x_floor"] = row["s_per_iter"] / row["floor_s"]
+
+
 def add_spmv_rates(rows, copy_gbs):
     """GB/s (graph replay, else eager), fraction of the copy bandwidth, GFLOP/s."""
     for row in rows:
@@ -367,11 +377,12 @@ def add_spmv_rates(rows, copy_gbs):
 
 # -- CG iteration ------------------------------------------------------------------------------
 
-def ours_fixed(dev, op, b, counts, repeats, device_loop=True):
+def ours_fixed(dev, op, b, counts, repeats, device_loop=True, fused=True):
     """Seconds of a Jacobi-CG solve of exactly `count` iterations (rtol never met), per count:
     one graph replay (iterations in a device loop; chunks of CHUNK iterations with a status
     read between chunks where the backend has no device loops) and the final true residual."""
-    solver = ConjugateGradient(op, "jacobi", rtol=TINY_RTOL, maxiter=CHUNK, chunk=CHUNK)
+    solver = ConjugateGradient(op, "jacobi", rtol=TINY_RTOL, maxiter=CHUNK, chunk=CHUNK,
+                               fused=fused)
     solver.device_loop = solver.device_loop and device_loop
     solver.solve(b)  # warm-up: compiles, captures the chunk, writes b
     out = {}
@@ -431,13 +442,16 @@ def bench_cg_iteration(dev, lib, n, repeats, rng):
     a64 = laplacian_7pt(op)
     csr = CsrMatrix.from_scipy(a64, backend=dev.backend, precision="fp32")
     b = rng.uniform(-1, 1, op.n)
-    rows = [iteration_row("ours stencil", ours_fixed(dev, op, b, counts, repeats),
-                          2 * op.n * 4, op.n),
+    rows = [iteration_row("ours stencil", ours_fixed(dev, op, b, counts, repeats), 0, op.n,
+                          "fused"),
+            iteration_row("ours stencil unfused",
+                          ours_fixed(dev, op, b, counts, repeats, fused=False), 2 * op.n * 4,
+                          op.n),
             iteration_row("ours csr", ours_fixed(dev, csr, b, counts, repeats),
                           spmv_bytes(csr.n, csr.nnz, 4), op.n, "csr"),
             iteration_row("ours stencil chunked",
-                          ours_fixed(dev, op, b, counts, repeats, device_loop=False),
-                          2 * op.n * 4, op.n)]
+                          ours_fixed(dev, op, b, counts, repeats, device_loop=False), 0, op.n,
+                          "fused")]
     if lib is not None and lib.linalg is not None:
         rows.append(iteration_row(f"{lib.name} csr",
                                   library_fixed(dev, lib, a64, b, counts, repeats), None, op.n))
@@ -637,6 +651,8 @@ def run(args):
               "spmv": [], "cg_iteration": [], "solves": [], "refinement": [],
               "skipped": why, "errors": []}
     for section, n in make_plan(args.grids):
+        if args.sections and section not in args.sections:
+            continue
         if time.perf_counter() > deadline:
             report["skipped"].append(f"{section} {n}^3: --max-seconds reached")
             continue
@@ -648,6 +664,7 @@ def run(args):
             report["errors"].append(f"{section} {n}^3: {type(error).__name__}: {error}")
             dev.free()
     add_spmv_rates(report["spmv"], copy["gbs"] if copy else None)
+    add_cg_floor(report["cg_iteration"], copy["gbs"] if copy else None)
     report["expectations"] = report_text.expectations(report, dev.cuda)
     report["wall_seconds"] = time.perf_counter() - start
     return report
@@ -661,10 +678,14 @@ def parse_args(argv):
                         "(12,16: the smoke test)")
     p.add_argument("--json", default="bench_linalg.json")
     p.add_argument("--repeats", type=int, default=None, help="default 7 cuda, 3 host")
+    p.add_argument("--sections", default=None,
+                   help="comma-separated sections to run (spmv-7pt, cg-iteration, solve, "
+                        "refinement, spmv-27pt, spmv-irregular); default all")
     p.add_argument("--max-seconds", type=float, default=200,
                    help="start no new item once the script has run this long")
     args = p.parse_args(argv)
     args.grids = [int(s) for s in SIZES.get(args.sizes, args.sizes).split(",")]
+    args.sections = args.sections.split(",") if args.sections else None
     if min(args.grids) < 3:
         p.error("sizes must be at least 3")
     args.repeats = args.repeats or (7 if args.backend == "cuda" else 3)

@@ -19,8 +19,9 @@ Ours: `setup` + `assembly` is the PoissonSolver construction from the mesh (asse
 solver's own assembly_seconds, the matrix and load launches, the Dirichlet cut and the host
 copy of the matrix); `amg` the preconditioner() call (the fp32 hierarchy); `solve` is
 solver.solve() (upload of b, refinement, download of u); `total` adds the rest of building
-the solve (the fp32 copy of the matrix, CG's vectors). The device is synchronised around each
-part. The first run of each size compiles kernels and grows the memory pool: a second, warm
+the solve (the fp32 copy of the matrix, CG's vectors); `solution` = assembly + AMG setup +
+solve, the sum the issue's time targets name. The device is synchronised around each part.
+The first run of each size compiles kernels and grows the memory pool: a second, warm
 run on a fresh mesh is the one reported, the cold run's extra time is `cold_extra_s`.
 Iterations: refinement's outer steps / fp32 CG iterations summed over them (skfem: CG's).
 The true residual ||b - A u|| / ||b|| is computed here with SciPy in float64 from the solver's
@@ -251,6 +252,8 @@ def run(dev, args):
                 rows.append(skfem)
                 for r in rows:
                     r["speedup_vs_skfem"] = skfem["total_s"] / r["total_s"]
+        for r in rows:
+            r["solution_s"] = r["assembly_s"] + r["amg_setup_s"] + r["solve_s"]
         report["rows"] += [{"problem": label, "target_dofs": dofs, **r} for r in rows]
         print(f"end to end {what}: " + ", ".join(
             f"{r['impl']} {r['total_s']:.3g} s" for r in rows), flush=True)
@@ -272,9 +275,11 @@ def targets(report):
     out = []
     for (label, dofs), limit in TOTAL_TARGETS_S.items():
         r = find(report, label, dofs, "ours")
-        out.append(f"{label} {dofs:.0e} dofs end to end <= {limit} s: " + (
-            "n/a (not run)" if r is None else f"{r['total_s']:.3f} s "
-            f"{verdict(r['total_s'] <= limit and r['true_residual'] <= RTOL)}"))
+        out.append(f"{label} {dofs:.0e} dofs end to end (assembly + AMG setup + solve) <= "
+                   f"{limit} s: " + (
+                       "n/a (not run)" if r is None else f"{r['solution_s']:.3f} s "
+                       f"{verdict(r['solution_s'] <= limit and r['true_residual'] <= RTOL)} "
+                       f"({r['total_s']:.3f} s with the setup of space and pattern)"))
     for (label, dofs), limit in AMG_TARGETS_S.items():
         r = find(report, label, dofs, "ours")
         out.append(f"{label} {dofs:.0e} dofs AMG setup <= {limit} s: " + (
@@ -296,10 +301,12 @@ def targets(report):
 
 COLUMNS = [("problem", "{}", 6), ("dofs", "{}", 9), ("impl", "{}", 10), ("setup_s", "{:.3f}", 8),
            ("assembly_s", "{:.3f}", 8), ("amg_setup_s", "{:.3f}", 8), ("solve_s", "{:.3f}", 8),
-           ("total_s", "{:.3f}", 8), ("iters", "{}", 7), ("true_residual", "{:.1e}", 8),
+           ("solution_s", "{:.3f}", 8), ("total_s", "{:.3f}", 8), ("iters", "{}", 7),
+           ("true_residual", "{:.1e}", 8),
            ("speedup_vs_skfem", "{:.1f}x", 7), ("cold_extra_s", "{:.2f}", 6)]
 HEADERS = {"setup_s": "setup s", "assembly_s": "assem s", "amg_setup_s": "amg s",
-           "solve_s": "solve s", "total_s": "total s", "true_residual": "true res",
+           "solve_s": "solve s", "solution_s": "a+a+s s", "total_s": "total s",
+           "true_residual": "true res",
            "speedup_vs_skfem": "vs skfem", "cold_extra_s": "cold+s"}
 
 
@@ -307,7 +314,8 @@ def table(report):
     """The end-to-end table, its notes, errors and targets."""
     lines = [f"End to end: -div grad u = 1, u = 0 on the boundary, to a true relative residual "
              f"<= {report['rtol']:g} (ours: fp32 AMG-CG refined in fp64; setup = space, "
-             "pattern, maps; iters = outer/inner; ours-pyamg: the same solver with pyamg's "
+             "pattern, maps; a+a+s = assembly + AMG setup + solve, the targets' sum; total "
+             "adds the setup; iters = outer/inner; ours-pyamg: the same solver with pyamg's "
              "hierarchy, built on the CPU, passed in through solver.preconditioner)",
              " ".join(f"{HEADERS.get(name, name):>{width}}" for name, _, width in COLUMNS)]
     for r in report["rows"]:
