@@ -259,6 +259,24 @@ def test_velocity_is_divergence_free_after_every_step(backend_name):
         assert solver.pressure_report()["unconverged_solves"] == 0
 
 
+def test_velocity_is_also_one_cell_centred_vector_field():
+    """fields() gives the cell-centred velocity as (u, v, 0) besides u and v, the vector
+    ParaView draws as glyphs and streamlines (XDMF "Vector"): the means of the face values."""
+    solver = IncompressibleSolver(
+        StructuredGrid(12, x=(0, 1), ny=10, y=(0, 1)),
+        {"x_lo": "wall", "x_hi": "wall", "y_lo": "wall", "y_hi": {"wall": 1.0}}, nu=0.01,
+        backend="host")
+    Simulation(solver, 1e9).step(5)
+    fields = solver.fields()
+    u_faces, v_faces = solver.face_velocities()
+    assert fields["velocity"].shape == (12, 10, 3)
+    np.testing.assert_allclose(fields["velocity"][..., 0], (u_faces[:-1] + u_faces[1:]) / 2)
+    np.testing.assert_allclose(fields["velocity"][..., 1], (v_faces[:, :-1] + v_faces[:, 1:]) / 2)
+    np.testing.assert_array_equal(fields["velocity"][..., :2],
+                                  np.stack([fields["u"], fields["v"]], axis=-1))
+    assert not fields["velocity"][..., 2].any() and np.abs(fields["u"]).max() > 0
+
+
 # -- graphs ---------------------------------------------------------------------------------------
 
 def test_graph_replay_equals_eager_to_the_bit(backend_name):

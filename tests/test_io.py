@@ -176,10 +176,37 @@ def test_finish_replaces_earlier_result_and_abort_after_finish_is_a_no_op(tmp_pa
         writer.snapshot(2.0, 30, make_fields(GRID_1D, 2.0))
 
 
+GRID_3D = StructuredGrid(4, ny=3, y=(0.0, 1.0), nz=2, z=(0.0, 1.0))
+
+
+@pytest.mark.parametrize("grid", [GRID_2D, GRID_3D], ids=["2d", "3d"])
+def test_vector_field_is_one_xdmf_vector_attribute(tmp_path, grid):
+    """A field of grid.shape + (3,) is stored with x fastest and its components last, and the
+    XDMF declares it a cell-centred Vector of those dimensions (ParaView's glyphs and
+    streamlines take it as it is)."""
+    centres = grid.centres()
+    velocity = np.stack([*centres, *[np.zeros(grid.shape)] * (3 - grid.ndim)], axis=-1)
+    writer = RunWriter(tmp_path, "run", grid, ATTRS)
+    writer.snapshot(0.0, 0, {"p": velocity[..., 0], "velocity": velocity})
+    paths = writer.finish(0.0, 0, {"p": velocity[..., 0], "velocity": velocity})
+    cells = tuple(reversed(grid.shape))
+    with h5py.File(paths["h5"], "r") as f:
+        stored = f["snapshots/000000/velocity"]
+        assert stored.shape == (*cells, 3)
+        back = np.asarray(stored).transpose(*reversed(range(grid.ndim)), grid.ndim)
+        np.testing.assert_array_equal(back, velocity)
+    attribute = next(a for a in ET.parse(paths["xdmf"]).getroot().iter("Attribute")
+                     if a.get("Name") == "velocity")
+    assert attribute.get("AttributeType") == "Vector" and attribute.get("Center") == "Cell"
+    assert attribute.find("DataItem").get("Dimensions") == " ".join(map(str, (*cells, 3)))
+
+
 def test_bad_fields_are_refused(tmp_path):
     with RunWriter(tmp_path, "run", GRID_2D, {}) as writer:
         with pytest.raises(ValueError, match="shape"):
             writer.snapshot(0.0, 0, {"rho": np.zeros((4, 6))})
+        with pytest.raises(ValueError, match="shape"):  # a vector has 3 components
+            writer.snapshot(0.0, 0, {"rho": np.zeros((6, 4, 2))})
         writer.snapshot(0.0, 0, {"rho": np.zeros((6, 4))})
         with pytest.raises(ValueError, match="differ"):
             writer.snapshot(0.1, 1, {"p": np.zeros((6, 4))})
@@ -191,6 +218,7 @@ def test_bad_fields_are_refused(tmp_path):
 def test_plot_png(tmp_path, grid):
     pytest.importorskip("matplotlib")
     fields = make_fields(grid, 0.0)
+    fields["velocity"] = np.stack([fields["vx"]] * 3, axis=-1)  # drawn as its magnitude
     path = plot_fields(tmp_path / "run.png", grid, fields, list(fields), "run at t=0")
     assert path.read_bytes().startswith(PNG_SIGNATURE)
     assert hidden_files(tmp_path) == []

@@ -62,8 +62,9 @@ class RunWriter:
     OSError naming the path; `targets`: more files the run will write there); a write error
     raises an OutputError (kept in `error`), after which only `abort` may be called.
 
-    Fields are {name: array of grid.shape}, indexed [i, j] as solver.fields() returns them; their
-    dtype (float32 or float64) is kept. Every snapshot must have the same field names.
+    Fields are {name: array of grid.shape}, indexed [i, j] as solver.fields() returns them, or
+    grid.shape + (3,) for a vector (XDMF "Vector", drawn by ParaView as glyphs or streamlines);
+    their dtype (float32 or float64) is kept. Every snapshot must have the same field names.
     """
 
     def __init__(self, out_dir, name, grid, attrs, targets=()):
@@ -81,7 +82,8 @@ class RunWriter:
                                                                          self.partial_path))])
         self.snapshots = []  # [(index, time)]
         self.field_dtypes = None  # {field: dtype}, fixed by the first snapshot
-        self.vector_fields = False  # fields of grid.shape + (components,) allowed
+        self.vector_components = ((3,),)  # trailing axes a vector field may have
+        self._field_shapes = {}  # {field: shape}, of the last snapshot
         self.error = None  # the OutputError that ended the writing
         self._last_steps = None
         self._done = False
@@ -164,11 +166,13 @@ class RunWriter:
         out = {}
         for key, dtype in self.field_dtypes.items():
             value = np.asarray(fields[key], dtype=dtype)
-            if value.shape[:len(self.grid.shape)] != self.grid.shape or (
-                    value.ndim > len(self.grid.shape) and not self.vector_fields):
+            rank = len(self.grid.shape)
+            if value.shape[:rank] != self.grid.shape or (
+                    value.ndim > rank and value.shape[rank:] not in self.vector_components):
                 raise ValueError(f"field '{key}' has shape {value.shape}, the grid "
                                  f"{self.grid.shape}")
             out[key] = value
+        self._field_shapes = {key: value.shape for key, value in out.items()}
         return out
 
     def snapshot(self, t, steps, fields):
@@ -201,7 +205,7 @@ class RunWriter:
                     src.copy(group, f["snapshots"], name=f"{k:06d}")
                 f.attrs.update({key: groups[-1].attrs[key] for key in ("time", "steps")})
             self.field_dtypes = {name: groups[0][name].dtype for name in names}
-            self._field_shapes = {name: groups[0][name].shape for name in names}  # unstructured
+            self._field_shapes = {name: groups[0][name].shape for name in names}
             for k, group in enumerate(groups, len(self.snapshots)):
                 self.snapshots.append((k, float(group.attrs["time"])))
             self._last_steps = int(groups[-1].attrs["steps"])
@@ -321,8 +325,10 @@ class RunWriter:
             raise self.error from None
 
     def _write_xdmf(self, xdmf_path, h5_name):
+        rank = len(self.grid.shape)
+        components = {name: shape[rank:] for name, shape in self._field_shapes.items()}
         return write_xdmf(xdmf_path, h5_name, self.grid, self.snapshots,
-                          list(self.field_dtypes), self.field_dtypes)
+                          list(self.field_dtypes), self.field_dtypes, components)
 
     def __enter__(self):
         return self

@@ -59,11 +59,15 @@ def field_figure(grid, fields, names, title, streamlines=None):
     """A Figure of fields[name] for each name: lines against x in 1D, one pcolormesh with a
     colorbar per field in 2D, its three mid-planes in 3D, a tripcolor or the boundary surface on
     an unstructured mesh. Fields are arrays of grid.shape indexed [i, j(, k)] (nodal values on a
-    mesh). streamlines: None or cell-centred (u, v) of a 2D grid, drawn over every panel."""
+    mesh; a vector field, grid.shape + (3,), by its magnitude). streamlines: None or
+    cell-centred (u, v) of a 2D grid, drawn over every panel."""
     if hasattr(grid, "cells"):  # an unstructured mesh of the finite-element solvers
         from .plot_unstructured import mesh_figure
         return mesh_figure(grid, fields, names, title)
     Figure = _matplotlib()
+    # A vector field (a trailing axis of components) is drawn as its magnitude.
+    fields = {name: np.linalg.norm(fields[name], axis=-1)
+              if np.ndim(fields[name]) > grid.ndim else fields[name] for name in names}
     if grid.ndim == 3:
         return _midplane_figure(Figure, grid, fields, names, title)
     n = len(names)

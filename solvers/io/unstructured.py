@@ -21,7 +21,7 @@ class UnstructuredRunWriter(RunWriter):
 
     def __init__(self, out_dir, name, mesh, attrs, targets=()):
         super().__init__(out_dir, name, mesh, attrs, targets)
-        self.vector_fields = True
+        self.vector_components = ((2,), (3,))
 
     def _write_mesh(self, group):
         mesh = self.grid
@@ -35,11 +35,6 @@ class UnstructuredRunWriter(RunWriter):
     def _write_xdmf(self, xdmf_path, h5_name):
         return write_unstructured_xdmf(xdmf_path, h5_name, self.grid, self.snapshots,
                                        self.field_dtypes, self._field_shapes)
-
-    def _checked(self, fields):
-        checked = super()._checked(fields)
-        self._field_shapes = {key: value.shape for key, value in checked.items()}
-        return checked
 
 
 def _item(parent, dims, number, precision, text):

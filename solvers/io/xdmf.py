@@ -20,14 +20,15 @@ def _data_item(parent, dims, dtype, text, fmt="HDF"):
     return item
 
 
-def write_xdmf(path, h5_filename, grid, snapshots, field_names, dtypes=None):
+def write_xdmf(path, h5_filename, grid, snapshots, field_names, dtypes=None, components=None):
     """Write an XDMF 3 temporal collection to `path` (atomically).
 
     h5_filename: the HDF5 file's name relative to `path`'s folder. snapshots: [(index, time)].
     dtypes: {field: numpy dtype} of the snapshot datasets, float64 where not given.
+    components: {field: (3,)} for vector fields (stored with a trailing axis of 3 values).
     """
     path = Path(path)
-    dtypes = dtypes or {}
+    dtypes, components = dtypes or {}, components or {}
     nx = grid.nx
     ny = grid.ny if grid.ndim >= 2 else 1
     # XDMF lists dimensions slowest first: (ny, nx) cells, matching the snapshot datasets,
@@ -56,9 +57,11 @@ def write_xdmf(path, h5_filename, grid, snapshots, field_names, dtypes=None):
                 _data_item(geometry, (count + 1,), np.float64,
                            f"{h5_filename}:/mesh/{axis}_nodes")
         for name in field_names:
-            attribute = ET.SubElement(snap, "Attribute", Name=name, AttributeType="Scalar",
+            extra = tuple(components.get(name, ()))
+            attribute = ET.SubElement(snap, "Attribute", Name=name,
+                                      AttributeType="Vector" if extra else "Scalar",
                                       Center="Cell")
-            _data_item(attribute, cell_dims, dtypes.get(name, np.float64),
+            _data_item(attribute, cell_dims + extra, dtypes.get(name, np.float64),
                        f"{h5_filename}:{group}/{name}")
 
     return write_document(path, root)

@@ -277,10 +277,12 @@ class IncompressibleSolver(SeriesCheckpoint, TimeDependentSolver):
                                                                      self.grid.nx).T
         return p - p.mean() if self.boundaries.closed else p
 
-    field_names = ("u", "v", "p", "vorticity", "stream_function")
+    field_names = ("u", "v", "velocity", "p", "vorticity", "stream_function")
 
     def fields(self):
-        """Host copies of the cell-centred fields {u, v, p, vorticity, stream_function}."""
+        """Host copies of the cell-centred fields {u, v, velocity, p, vorticity,
+        stream_function}; velocity is (u, v, 0), one vector field for ParaView's glyphs and
+        streamlines."""
         for launch in self._fill[0]:  # ghosts of the current field (for the wall vorticity)
             launch()
         nx, ny = self.grid.nx, self.grid.ny
@@ -291,7 +293,8 @@ class IncompressibleSolver(SeriesCheckpoint, TimeDependentSolver):
         u, v = u_padded[:, 1:-1], v_padded[1:-1]
         uc, vc = cell_velocity(u, v)
         dx, dy = self.grid.dx, self.grid.dy
-        return {"u": uc, "v": vc, "p": self.pressure_field(),
+        return {"u": uc, "v": vc, "velocity": np.stack([uc, vc, np.zeros_like(uc)], axis=-1),
+                "p": self.pressure_field(),
                 "vorticity": corners_to_cells(node_vorticity(u_padded, v_padded, dx, dy)),
                 "stream_function": corners_to_cells(node_stream_function(u, v, dx, dy))}
 
