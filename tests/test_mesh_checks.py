@@ -9,7 +9,7 @@ import pytest
 
 from solvers.mesh import topology
 from solvers.mesh.generators import box, quadrilateral, rectangle
-from solvers.mesh.topology import all_facets, first_repeat, first_shared_facet
+from solvers.mesh.topology import all_facets, first_repeat, first_shared_facet, unique_keys
 from solvers.mesh.unstructured import Mesh, MeshError, signed_measures
 
 
@@ -93,3 +93,16 @@ def test_a_user_mesh_still_gets_the_facet_search():
     mesh = rectangle(2, 2)
     with pytest.raises(MeshError, match="cells 0 and 8 are duplicates"):
         Mesh(mesh.points, np.vstack([mesh.cells, mesh.cells[:1]]))
+
+
+@pytest.mark.parametrize("keys", [np.arange(1), np.full(5, 7), np.arange(10)[::-1],
+                                  np.random.default_rng(2).integers(-50, 50, 2000)],
+                         ids=["one", "all-equal", "descending", "random"])
+def test_unique_keys_equals_numpy_unique(keys):
+    """The sort-based unique of the pattern and the edge numbering gives np.unique's values
+    and inverse."""
+    values, inverse = np.unique(keys, return_inverse=True)
+    np.testing.assert_array_equal(unique_keys(keys), values)
+    got_values, got_inverse = unique_keys(keys, return_inverse=True)
+    np.testing.assert_array_equal(got_values, values)
+    np.testing.assert_array_equal(got_inverse, inverse.ravel())

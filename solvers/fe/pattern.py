@@ -14,6 +14,8 @@ sorted ascending: the kernels add them in that order, so the sums are the same e
 
 import numpy as np
 
+from ..mesh.topology import unique_keys
+
 INT32_MAX = np.iinfo(np.int32).max
 
 
@@ -52,7 +54,9 @@ class SparsityPattern:
         self.xp = xp
         self.n = int(n)
         rows, cols = _local_pairs(xp.asarray(cell_dofs), xp)
-        self.keys = xp.unique(rows * self.n + cols)  # sorted row-major (row, column) keys
+        # Sorted row-major (row, column) keys; NumPy by a sort (unique_keys), CuPy by its own.
+        keys = rows * self.n + cols
+        self.keys = unique_keys(keys) if xp is np else xp.unique(keys)
         self.nnz = int(self.keys.size)
         _check_int32(self.nnz, "nonzeros")
         row = self.keys // self.n

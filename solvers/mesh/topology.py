@@ -16,6 +16,21 @@ SORTING_NETWORKS = {2: ((0, 1),), 3: ((0, 1), (1, 2), (0, 1)),
 MIX = (0xBF58476D1CE4E5B9, 0x94D049BB133111EB)  # splitmix64's finalizer constants
 
 
+def unique_keys(keys, return_inverse=False):
+    """np.unique of a 1D integer array by one sort. NumPy 2.3 and later find unique integers
+    by hashing, which measured 20x slower than a sort on the 20M keys of a 1.3M-cell pattern
+    (10.9 s against 0.53 s on the 2-core CI machine)."""
+    order = np.argsort(keys, kind="stable") if return_inverse else None
+    ordered = keys[order] if return_inverse else np.sort(keys)
+    first = np.ones(ordered.size, bool)
+    first[1:] = ordered[1:] != ordered[:-1]
+    if not return_inverse:
+        return ordered[first]
+    inverse = np.empty(keys.size, np.int64)
+    inverse[order] = np.cumsum(first) - 1
+    return ordered[first], inverse
+
+
 def unique_rows(rows):
     """(unique sorted-vertex rows, inverse index, counts) of an (m, k) integer array."""
     ordered = np.sort(rows, axis=1)
@@ -37,7 +52,7 @@ def cell_edges(cells):
     pairs = np.sort(np.concatenate([cells[:, list(pair)] for pair in local]), axis=1)
     # One int64 key per pair sorts much faster than rows (np.unique(axis=0)) on big meshes.
     n = int(cells.max()) + 1
-    keys, inverse = np.unique(pairs[:, 0] * n + pairs[:, 1], return_inverse=True)
+    keys, inverse = unique_keys(pairs[:, 0] * n + pairs[:, 1], return_inverse=True)
     edges = np.stack([keys // n, keys % n], axis=1)
     return edges, inverse.ravel().reshape(len(local), -1).T.copy()
 
