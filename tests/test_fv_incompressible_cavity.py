@@ -49,8 +49,8 @@ def test_cavity_re100_centrelines_match_ghia_on_a_coarse_grid(tmp_path):
     assert u_error < 0.006 and v_error < 0.012, (u_error, v_error)
     # The run file holds the fields and the per-step series.
     with h5py.File(tmp_path / "cavity_re100.h5") as f:
-        assert set(f["fields"]) == {"u", "v", "p", "vorticity", "stream_function"}
-        assert f["fields/u"].shape == (32, 32)
+        assert set(f["fields"]) == {"u", "v", "velocity", "p", "vorticity", "stream_function"}
+        assert f["fields/u"].shape == (32, 32) and f["fields/velocity"].shape == (32, 32, 3)
         assert f["series/t"].shape == (result.steps,)
         assert f["fields/stream_function"][:].min() == pytest.approx(-0.103423, abs=0.005)
 
