@@ -108,9 +108,8 @@ void euler_hancock(real* state_a, real* state_b, int* parity, double* ctrl, real
 
     // Block-uniform values (the same in every thread, so they may live across barriers).
     const real dt = step_dt[0];
-    const int state = parity[0];
-    const real* __restrict__ u = state ? state_b : state_a;
-    real* out = state ? state_a : state_b;
+    const real* __restrict__ u = step_input(state_a, state_b, parity);
+    real* out = step_output(state_a, state_b, parity);
     const real dt_dx = dt * inv_dx, dt_dy = dt * inv_dy, dt_dz = dt * inv_dz;
 #if DIM == 3
     const real half_dt_dx[DIM] = {R(0.5) * dt_dx, R(0.5) * dt_dy, R(0.5) * dt_dz};

@@ -5,6 +5,13 @@
 #pragma once
 #include "euler_scheme.h"
 
+// The buffer a step reads (U^n, the one parity[0] names) and the one it writes.
+DEVICE const real* step_input(const real* a, const real* b, const int* parity)
+{
+    return parity[0] ? b : a;
+}
+DEVICE real* step_output(real* a, real* b, const int* parity) { return parity[0] ? a : b; }
+
 // A cell's face states after the predictor: along axis d, at its low face lo[d] and at its high
 // face hi[d] (lab frame).
 struct Faces {
