@@ -95,16 +95,17 @@ def sell_layout(host, c, sigma):
 
 
 def split_rows(host, long_row):
-    """(short, long_rows, long_csr): the HostCsr of the rows of at most long_row entries (in
-    order), the indices of the longer rows, and their (ptr, columns, values)."""
+    """(short, short_rows, long_rows, long_csr): the HostCsr of the rows of at most long_row
+    entries (in order), their indices, the indices of the longer rows, and the longer rows'
+    (ptr, columns, values)."""
     lengths = host.row_lengths()
     long = lengths > long_row
     kept = ~np.repeat(long, lengths)
     ptr = [np.concatenate([[0], np.cumsum(lengths[rows])]).astype(np.int32)
            for rows in (~long, long)]
     short = HostCsr(ptr[0], host.columns[kept], host.values[kept])
-    return short, np.flatnonzero(long).astype(np.int32), (ptr[1], host.columns[~kept],
-                                                          host.values[~kept])
+    return (short, np.flatnonzero(~long).astype(np.int32), np.flatnonzero(long).astype(np.int32),
+            (ptr[1], host.columns[~kept], host.values[~kept]))
 
 
 class SellMatrix(StoredMatrix):
@@ -129,19 +130,20 @@ class SellMatrix(StoredMatrix):
 
         # The slices of the short rows (all rows without a long_row), positions mapped back to
         # the matrix's rows; the long rows' own CSR arrays.
-        short, long_rows, long_csr = (host, np.zeros(0, np.int32), None) if (
-            self.long_row is None) else split_rows(host, self.long_row)
-        arrays = sell_layout(short, self.c, self.sigma)
-        if self.long_row is not None:
-            arrays = (*arrays[:2], np.flatnonzero(host.row_lengths() <= self.long_row)[
-                arrays[2]].astype(np.int32), *arrays[3:])
-        self.slice_ptr, self.row_length, self.row_order, self.columns, self.values = (
-            backend.to_device(array) for array in arrays)
-        self.short_rows, self.long_count = short.n, int(long_rows.size)
-        if self.long_row is not None:
+        if self.long_row is None:
+            arrays, short, self.long_count = sell_layout(host, self.c, self.sigma), host, 0
+        else:
+            short, short_rows, long_rows, long_csr = split_rows(host, self.long_row)
+            slice_ptr, row_length, order, columns, values = sell_layout(short, self.c,
+                                                                        self.sigma)
+            arrays = (slice_ptr, row_length, short_rows[order], columns, values)
+            self.long_count = int(long_rows.size)
             self.long_rows, self.long_ptr, self.long_columns, self.long_values = (
                 backend.to_device(a if a.size else np.zeros(1, a.dtype))
                 for a in (long_rows, *long_csr))
+        self.slice_ptr, self.row_length, self.row_order, self.columns, self.values = (
+            backend.to_device(array) for array in arrays)
+        self.short_rows = short.n
         self.padded_nnz = int(arrays[-1].size) + (host.nnz - short.nnz)
         self.padding_ratio = self.padded_nnz / self.nnz
         module = backend.module(SOURCE, self.dtype, kernel_defines())

@@ -39,8 +39,8 @@ def fused_iterations(cg, operator, precondition):
     grid, block = operator.launch_shape(LAYERS)
     blocks = int(np.prod(grid))
     geometry = (*operator.geometry(), precondition)
-    # Each launch owns its partial sums and last-block counter.
-    pq = backend.zeros((1,), np.float64)
+    # Each launch owns its partial sums and last-block counter; p.Ap goes to cg.pq.
+    pq = cg.pq
     p_other = backend.zeros((operator.n,), operator.dtype)
 
     def direction(p_old, p):

@@ -108,7 +108,7 @@ def _repeated_keys(keys, times):
     ordered = np.sort(keys)
     # Sorted, so keys k and k + times - 1 agree only if the keys between them do too.
     same = ordered[times - 1:] == ordered[:len(ordered) - times + 1]
-    return np.unique(ordered[times - 1:][same])
+    return unique_keys(ordered[times - 1:][same])
 
 
 def _first_repeat_of_rows(rows, times):
