@@ -5,24 +5,20 @@ through the case file cases/cavity_re100.toml."""
 from pathlib import Path
 
 import h5py
-import numpy as np
 import pytest
 
 from solvers import load_case
-from solvers.verification.ghia_cavity import GHIA_U, GHIA_V, GHIA_X, GHIA_Y
+from solvers.verification.ghia_cavity import centreline_errors
 
 CASE = Path(__file__).parent.parent / "cases" / "cavity_re100.toml"
 
 
-def centreline_errors(path):
-    """Max |u - Ghia| and |v - Ghia| at the table's points, the run file's centreline profiles
-    interpolated linearly (with the wall values at both ends)."""
+def errors_of(path):
+    """Max |u - Ghia| and |v - Ghia| at the table's points, from the run file's centreline
+    profiles."""
     with h5py.File(path) as f:
-        y, u = f["profiles/u_vertical_centreline"][:].T
-        x, v = f["profiles/v_horizontal_centreline"][:].T
-    u_at = np.interp(GHIA_Y, np.r_[0.0, y, 1.0], np.r_[0.0, u, 1.0])
-    v_at = np.interp(GHIA_X, np.r_[0.0, x, 1.0], np.r_[0.0, v, 0.0])
-    return np.abs(u_at - GHIA_U).max(), np.abs(v_at - GHIA_V).max()
+        return centreline_errors(100, f["profiles/u_vertical_centreline"][:].T,
+                                 f["profiles/v_horizontal_centreline"][:].T)
 
 
 def run_cavity(tmp_path, backend, n, **overrides):
@@ -45,7 +41,7 @@ def test_cavity_re100_centrelines_match_ghia_on_a_coarse_grid(tmp_path):
     run, result = run_cavity(tmp_path, "host", 32)
     # the steady test ended it
     assert run.simulation.stopped == "steady state reached" and result.t < 60
-    u_error, v_error = centreline_errors(tmp_path / "cavity_re100.h5")
+    u_error, v_error = errors_of(tmp_path / "cavity_re100.h5")
     assert u_error < 0.006 and v_error < 0.012, (u_error, v_error)
     # The run file holds the fields and the per-step series.
     with h5py.File(tmp_path / "cavity_re100.h5") as f:
@@ -65,5 +61,5 @@ def test_cavity_re100_centrelines_match_ghia_at_128(tmp_path):
     0.012."""
     _, _ = run_cavity(tmp_path, "cuda", 128, **{"scheme.steady_tolerance": 0.0,
                                                  "time.end": 30.0})
-    u_error, v_error = centreline_errors(tmp_path / "cavity_re100.h5")
+    u_error, v_error = errors_of(tmp_path / "cavity_re100.h5")
     assert u_error < 0.005 and v_error < 0.012, (u_error, v_error)

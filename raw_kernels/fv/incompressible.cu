@@ -1,47 +1,39 @@
 // Incompressible Navier-Stokes on a 2D staggered (MAC) grid: the kernels of one time step
 // (driver: solvers/fv/incompressible/solver.py).
 //
-// Unknowns: u on the x faces (i = 0..nx, j = 0..ny-1), v on the y faces (i = 0..nx-1,
-// j = 0..ny), pressure p per cell. u and v carry G ghost layers on every side:
-//   u(i, j) = u[(i + G) + (j + G) * su], su = nx + 1 + 2G
-//   v(i, j) = v[(i + G) + (j + G) * sv], sv = nx + 2G
-// Cell arrays (p, the pressure right-hand side b and solution x) have no ghosts: c = i + nx j,
-// the numbering of solvers.linalg's StencilLaplacian.
+// Unknowns: u on the x faces, v on the y faces (layout and boundary kinds in mac.h), pressure
+// p per cell. Cell arrays (p, the pressure right-hand side b and solution x) have no ghosts:
+// c = i + nx j, the numbering of solvers.linalg's StencilLaplacian.
 //
 // One step (after the clock's finish_dt):
 //   ins_boundary_scale  the inflow ramp factor at the new time (one thread)
 //   ins_boundary (x2)   boundary faces and ghost layers of u and v: the x sides, then the y sides
-//   ins_predict         u* = u + dt (a N + c N_old): AB2 of N = -div(u u) + nu lap u + f, and the
+//   ins_predict         explicit viscosity: u* = u + dt (a N + c N_old), AB2 of
+//                       N = -div(u u) + nu lap u + f; implicit: the right-hand side of the
+//                       viscous stage, dt (AB2 of -div(u u) + f, + nu lap u - grad p); and the
 //                       obstacle's direct forcing with the force it takes, per block
-//   ins_divergence      b = -div u*, x = dt p (the initial guess of the pressure solve)
+//   (implicit: the viscous stage (I - s L) d = rhs by CG, then u* = u + d: viscous.cu)
+//   ins_divergence      b = -div u*, x = dt p (implicit: x = 0), the pressure solve's guess
 //   (the pressure solve A x = b, A = -lap with the wall / outflow kinds, in solvers.linalg,
 //   to a relative tolerance with an absolute floor)
-//   ins_correct         u = u* - grad x, p = x / dt, and per block: the stability rate of the new
-//                       field, the largest change from the reference velocity, the largest
-//                       velocity and |div u|
+//   ins_correct         u = u* - grad x, p = x / dt (implicit: p += x / dt), and per block: the
+//                       stability rate of the new field, the largest change from the reference
+//                       velocity, the largest velocity and |div u|
 //   ins_finish          one block: reductions, steady-state test, history row, AB2 dt memory
 //
-// Compile-time, from the driver (besides ADVECTION and OBSTACLE):
+// Compile-time, from the driver (besides ADVECTION, OBSTACLE and IMPLICIT, 0 or 1):
 //   G       ghost layers of u and v
 //   BX, BY  threads of a face block along x and y; BX * BY a power of two (the block
 //           reductions), also the threads of ins_finish's one block
 #include "prelude.h"
 #include "reduce.h"
 #include "clock.h"
+#include "mac.h"
 
-#ifndef G
-#error "G (ghost layers of u and v) must be defined"
-#endif
 #if !defined(BX) || !defined(BY)
 #error "BX and BY (the threads of a face block along x and y) must be defined"
 #endif
 #define THREADS (BX * BY)
-
-#define BC_PERIODIC 0
-#define BC_WALL 1     // no slip; the tangential velocity of the wall is given (a moving lid)
-#define BC_SLIP 2     // free slip (symmetry)
-#define BC_INFLOW 3   // normal velocity from a profile, tangential zero
-#define BC_OUTFLOW 4  // zero normal gradient, pressure zero
 
 // History row (double[HIST_COLS] per step, ring of `hist_rows`).
 #define HIST_T 0
@@ -52,7 +44,8 @@
 #define HIST_DIV 5       // max |div u^{n+1}| (1/s)
 #define HIST_ITER 6      // pressure iterations
 #define HIST_STATUS 7    // pressure solve status (1 converged)
-#define HIST_COLS 8
+#define HIST_VISCOUS 8   // viscous stage iterations (0 with explicit viscosity)
+#define HIST_COLS 9
 
 // diag (double[DIAG_SIZE])
 #define DIAG_STEADY 0       // 1 once the change rate fell below the tolerance
@@ -60,15 +53,10 @@
 #define DIAG_MAX_ITER 2     // most pressure iterations of one step
 #define DIAG_ROWS 3         // history rows written so far
 #define DIAG_T_REF 4        // time of the reference velocity of the steady-state test
+#define DIAG_VISCOUS_UNCONVERGED 5  // viscous stage solves that ended without converging
 // dt_prev (real[1]): dt of the previous step (0: none yet, AB2 starts as forward Euler); real,
 // so that the predictor has no FP64 arithmetic.
 
-struct Faces {
-    int nx, ny, su, sv;
-};
-
-DEVICE int iu(const Faces& f, int i, int j) { return (i + G) + (j + G) * f.su; }
-DEVICE int iv(const Faces& f, int i, int j) { return (i + G) + (j + G) * f.sv; }
 
 // -- boundaries --------------------------------------------------------------------------------
 
@@ -162,15 +150,16 @@ DEVICE real transported(real am, real a, real b, real bp, real w)
 }
 
 struct Momentum {
-    real inv_dx, inv_dy, nu, fx, fy;
+    real inv_dx, inv_dy, fx, fy;
 };
 
-// N = -div(q u) + nu lap q + force for the velocity component q at its face c (q = u: along x,
-// q = v: along y), conservative: q q fluxes at the cell centres beside the face along its own
-// axis (stride s_self, spacing 1 / inv_self), and q moved by the other component w at the
-// corners across (stride s_cross), where w_lo and w_hi are w's means at the low and high corner.
+// The advective rate -div(q u) + force of the velocity component q at its face c (q = u: along
+// x, q = v: along y), and its Laplacian into *lap (the viscous rate is nu lap). Conservative:
+// q q fluxes at the cell centres beside the face along its own axis (stride s_self, spacing
+// 1 / inv_self), and q moved by the other component w at the corners across (stride s_cross),
+// where w_lo and w_hi are w's means at the low and high corner.
 DEVICE real momentum(const real* __restrict__ q, int c, int s_self, int s_cross, real w_lo,
-                     real w_hi, real inv_self, real inv_cross, const Momentum& k, real force)
+                     real w_hi, real inv_self, real inv_cross, real force, real* lap)
 {
     const real qc = q[c], qp = q[c + s_self], qm = q[c - s_self];
     const real qn = q[c + s_cross], qs = q[c - s_cross];
@@ -179,112 +168,149 @@ DEVICE real momentum(const real* __restrict__ q, int c, int s_self, int s_cross,
     const real fm = am * transported(q[c - 2 * s_self], qm, qc, qp, am);
     const real fn = w_hi * transported(qs, qc, qn, q[c + 2 * s_cross], w_hi);
     const real fs = w_lo * transported(q[c - 2 * s_cross], qs, qc, qn, w_lo);
-    const real lap = (qp - R(2) * qc + qm) * inv_self * inv_self
-                   + (qn - R(2) * qc + qs) * inv_cross * inv_cross;
-    return -(fp - fm) * inv_self - (fn - fs) * inv_cross + k.nu * lap + force;
+    *lap = (qp - R(2) * qc + qm) * inv_self * inv_self
+         + (qn - R(2) * qc + qs) * inv_cross * inv_cross;
+    return -(fp - fm) * inv_self - (fn - fs) * inv_cross + force;
 }
 
 // At u face (i, j): v at the corners (i, j) and (i, j + 1) below and above it.
 DEVICE real momentum_u(const real* __restrict__ u, const real* __restrict__ v, const Faces& f,
-                       const Momentum& k, int i, int j)
+                       const Momentum& k, int i, int j, real* lap)
 {
     const real lo = R(0.5) * (v[iv(f, i - 1, j)] + v[iv(f, i, j)]);
     const real hi = R(0.5) * (v[iv(f, i - 1, j + 1)] + v[iv(f, i, j + 1)]);
-    return momentum(u, iu(f, i, j), 1, f.su, lo, hi, k.inv_dx, k.inv_dy, k, k.fx);
+    return momentum(u, iu(f, i, j), 1, f.su, lo, hi, k.inv_dx, k.inv_dy, k.fx, lap);
 }
 
 // At v face (i, j): u at the corners (i, j) and (i + 1, j) left and right of it.
 DEVICE real momentum_v(const real* __restrict__ u, const real* __restrict__ v, const Faces& f,
-                       const Momentum& k, int i, int j)
+                       const Momentum& k, int i, int j, real* lap)
 {
     const real lo = R(0.5) * (u[iu(f, i, j - 1)] + u[iu(f, i, j)]);
     const real hi = R(0.5) * (u[iu(f, i + 1, j - 1)] + u[iu(f, i + 1, j)]);
-    return momentum(v, iv(f, i, j), f.sv, 1, lo, hi, k.inv_dy, k.inv_dx, k, k.fy);
+    return momentum(v, iv(f, i, j), f.sv, 1, lo, hi, k.inv_dy, k.inv_dx, k.fy, lap);
 }
 
-// Whether the face at normal index i (0..n) is set by a boundary instead of predicted: the two
-// boundary faces of a non-periodic axis. Outflow faces copy the inner face (zero gradient).
-DEVICE bool boundary_face(int i, int n, int kind_lo, int kind_hi)
+
+// AB2 weights of one step: a = 1 + dt / (2 dt_prev), c = -dt / (2 dt_prev) (forward Euler on
+// the first step, dt_prev = 0).
+struct Weights {
+    real dt, c_new, c_old;
+};
+
+// One interior face of a velocity component: c its index in the component's arrays, r its row
+// of the packed vector (mac.h; own: false for the periodic copy face), a and lap its advective
+// rate and Laplacian, grad the gradient of p^n there, body its obstacle mask (0 or 1).
+// Explicit viscosity: u* = u^n + dt AB2(a + nu lap), N = a + nu lap kept for the next step;
+// implicit: the viscous stage's right-hand side dt (AB2(a) + nu lap - grad) into rhs[r] (0 for
+// the periodic copy and at dt = 0), N = a kept; viscous.cu sets u*. Returns what the momentum
+// equation drives at a body face, AB2 N - grad (the force density on the body), else 0.
+DEVICE real predict_face(const real* __restrict__ q, real* __restrict__ q_star,
+                         real* __restrict__ n_old, real* __restrict__ rhs, int c, int r, bool own,
+                         real a, real lap, real grad, real body, const Weights& w, real nu)
 {
-    return (i == 0 && kind_lo != BC_PERIODIC) || (i == n && kind_hi != BC_PERIODIC);
+#if IMPLICIT
+    (void)q;
+    (void)q_star;
+    const real rate = w.c_new * a + w.c_old * n_old[c] + nu * lap - grad;
+    const bool moving = w.dt > R(0);
+    if (moving) n_old[c] = a;
+    rhs[r] = moving && own ? w.dt * rate : R(0);
+    return moving && body != R(0) ? rate : R(0);
+#else
+    (void)rhs;
+    (void)r;
+    (void)own;
+    if (!(w.dt > R(0))) {  // a step past the stop time: no change
+        q_star[c] = q[c];
+        return R(0);
+    }
+    const real n = a + nu * lap;
+    const real rate = w.c_new * n + w.c_old * n_old[c];
+    n_old[c] = n;
+    q_star[c] = body != R(0) ? R(0) : q[c] + w.dt * rate;
+    return body != R(0) ? rate - grad : R(0);
+#endif
 }
 
 // One thread per (i, j) for i <= nx, j <= ny: u face (i, j) when j < ny, v face (i, j) when
-// i < nx. u* = u + dt (a N + c N_old) with the AB2 weights a = 1 + dt / (2 dt_prev),
-// c = -dt / (2 dt_prev) (forward Euler on the first step); N is kept for the next step. A step
-// past the stop time (dt = 0) copies u. With OBSTACLE, faces inside the body (mask 1) are set
-// to rest (direct forcing); the force on the body is what the fluid's momentum equation
-// drives there, sum over those faces of (AB2 N - grad p^n) (per unit volume; the finish
-// kernel multiplies by the cell area): partial sums per block into force_partials (x for
-// every block, then y). It leaves out the rest of the last projection in u^n (u = -dt grad
-// p on the body's faces), which is the same pressure force one step late, so the force does
-// not depend on dt while dt is constant; on the two steps after dt changes (landing on an
-// output time) it deviates by a transient, as the body faces' leftover velocity scales with
-// dt. Body faces never lie on the domain's boundary (i, j > 0 there).
+// i < nx, predicted by predict_face; boundary faces keep their value (outflow faces copy the
+// face inside them) and, implicit, have a zero right-hand side. With OBSTACLE, faces inside
+// the body (mask 1) are set to rest (direct forcing); the force on the body is what the
+// fluid's momentum equation drives there, the sum over those faces of (AB2 N - grad p^n) (per
+// unit volume; the finish kernel multiplies by the cell area): partial sums per block into
+// force_partials (x for every block, then y). It leaves out the rest of the last projection
+// in u^n (u = -dt grad p on the body's faces), which is the same pressure force one step late,
+// so the force does not depend on dt while dt is constant; on the two steps after dt changes
+// (landing on an output time) it deviates by a transient, as the body faces' leftover velocity
+// scales with dt. Body faces never lie on the domain's boundary (i, j > 0 there).
 BLOCK_KERNEL void ins_predict(const real* __restrict__ u, const real* __restrict__ v,
                               real* __restrict__ us, real* __restrict__ vs,
                               real* __restrict__ nu_old, real* __restrict__ nv_old,
                               const real* __restrict__ mask_u, const real* __restrict__ mask_v,
-                              const real* __restrict__ p, const real* __restrict__ dt_now, const real* __restrict__ dt_prev,
-                              int nx, int ny, real inv_dx, real inv_dy, real nu, real fx, real fy,
+                              const real* __restrict__ p, const real* __restrict__ dt_now,
+                              const real* __restrict__ dt_prev, real* __restrict__ rhs, int nx,
+                              int ny, real inv_dx, real inv_dy, real nu, real fx, real fy,
                               int kx_lo, int kx_hi, int ky_lo, int ky_hi,
                               real* __restrict__ force_partials)
 {
     __shared__ real s_fx[THREADS];
     __shared__ real s_fy[THREADS];
     const Faces f = {nx, ny, nx + 1 + 2 * G, nx + 2 * G};
-    const Momentum k = {inv_dx, inv_dy, nu, fx, fy};
+    const Momentum k = {inv_dx, inv_dy, fx, fy};
 #if !OBSTACLE
     (void)mask_u;
     (void)mask_v;
+#endif
+#if !OBSTACLE && !IMPLICIT
     (void)p;
 #endif
     PHASE {
         const int i = blockIdx.x * BX + threadIdx.x, j = blockIdx.y * BY + threadIdx.y;
         const real dt = dt_now[0];
         const real c_old = dt_prev[0] > R(0) ? -dt / (R(2) * dt_prev[0]) : R(0);
-        const real c_new = R(1) - c_old;
+        const Weights w = {dt, R(1) - c_old, c_old};
         real force_x = R(0), force_y = R(0);
         if (i <= nx && j < ny) {
-            const int c = iu(f, i, j);
+            const int c = iu(f, i, j), r = packed_u(nx, i, j);
             if (boundary_face(i, nx, kx_lo, kx_hi)) {
                 const bool out = (i == 0 ? kx_lo : kx_hi) == BC_OUTFLOW;
                 us[c] = out ? u[c + (i == 0 ? 1 : -1)] : u[c];
-            } else if (dt > R(0)) {
-                const real n = momentum_u(u, v, f, k, i, j);
-                const real rate = c_new * n + c_old * nu_old[c];
-                real pred = u[c] + dt * rate;
-                nu_old[c] = n;
-#if OBSTACLE
-                if (mask_u[i + (nx + 1) * j] != R(0)) {
-                    force_x = rate - (p[i + nx * j] - p[i - 1 + nx * j]) * inv_dx;
-                    pred = R(0);
-                }
+#if IMPLICIT
+                rhs[r] = R(0);
 #endif
-                us[c] = pred;
             } else {
-                us[c] = u[c];
+                real lap, grad = R(0), body = R(0);
+                const real a = momentum_u(u, v, f, k, i, j, &lap);
+#if OBSTACLE || IMPLICIT
+                face_gradient(p, i, nx, 1, nx * j, kx_lo, kx_hi, inv_dx, &grad);
+#endif
+#if OBSTACLE
+                body = mask_u[i + (nx + 1) * j];
+#endif
+                force_x = predict_face(u, us, nu_old, rhs, c, r, !periodic_copy(i, nx, kx_hi),
+                                       a, lap, grad, body, w, nu);
             }
         }
         if (i < nx && j <= ny) {
-            const int c = iv(f, i, j);
+            const int c = iv(f, i, j), r = packed_v(nx, ny, i, j);
             if (boundary_face(j, ny, ky_lo, ky_hi)) {
                 const bool out = (j == 0 ? ky_lo : ky_hi) == BC_OUTFLOW;
                 vs[c] = out ? v[c + (j == 0 ? f.sv : -f.sv)] : v[c];
-            } else if (dt > R(0)) {
-                const real n = momentum_v(u, v, f, k, i, j);
-                const real rate = c_new * n + c_old * nv_old[c];
-                real pred = v[c] + dt * rate;
-                nv_old[c] = n;
-#if OBSTACLE
-                if (mask_v[i + nx * j] != R(0)) {
-                    force_y = rate - (p[i + nx * j] - p[i + nx * (j - 1)]) * inv_dy;
-                    pred = R(0);
-                }
+#if IMPLICIT
+                rhs[r] = R(0);
 #endif
-                vs[c] = pred;
             } else {
-                vs[c] = v[c];
+                real lap, grad = R(0), body = R(0);
+                const real a = momentum_v(u, v, f, k, i, j, &lap);
+#if OBSTACLE || IMPLICIT
+                face_gradient(p, j, ny, nx, i, ky_lo, ky_hi, inv_dy, &grad);
+#endif
+#if OBSTACLE
+                body = mask_v[i + nx * j];
+#endif
+                force_y = predict_face(v, vs, nv_old, rhs, c, r, !periodic_copy(j, ny, ky_hi),
+                                       a, lap, grad, body, w, nu);
             }
         }
         const int t = threadIdx.y * BX + threadIdx.x;
@@ -312,8 +338,9 @@ DEVICE real divergence(const real* __restrict__ u, const real* __restrict__ v, c
          + (v[iv(f, i, j + 1)] - v[iv(f, i, j)]) * inv_dy;
 }
 
-// The pressure system's right-hand side b = -div u* and initial guess x = dt p (the old
-// pressure: the solve then starts from the incremental scheme's residual). One thread a cell.
+// The pressure system's right-hand side b = -div u* and initial guess: explicit viscosity
+// x = dt p (the total pressure: the solve then starts from the incremental scheme's
+// residual), implicit x = 0 (the increment: u* already holds -dt grad p^n). One thread a cell.
 KERNEL void ins_divergence(const real* __restrict__ us, const real* __restrict__ vs,
                            const real* __restrict__ p, const real* __restrict__ dt_now,
                            real* __restrict__ b, real* __restrict__ x, int nx, int ny,
@@ -324,33 +351,17 @@ KERNEL void ins_divergence(const real* __restrict__ us, const real* __restrict__
     if (i >= nx || j >= ny) return;
     const int c = i + nx * j;
     b[c] = -divergence(us, vs, f, i, j, inv_dx, inv_dy);
+#if IMPLICIT
+    (void)p;
+    (void)dt_now;
+    x[c] = R(0);
+#else
     x[c] = dt_now[0] * p[c];
+#endif
 }
 
-// x of the cell on the other side of face `i` (0..n) of an axis, seen from cell `i` (inside:
-// true) or from cell i - 1: the neighbour, the periodic partner, or the outflow ghost -x.
-// Returns false for a face with no pressure gradient (a wall or inflow face).
-DEVICE bool face_gradient(const real* __restrict__ x, int i, int n, int stride, int base,
-                          int kind_lo, int kind_hi, real inv_h, real* grad)
-{
-    if (i > 0 && i < n) {
-        *grad = (x[base + i * stride] - x[base + (i - 1) * stride]) * inv_h;
-        return true;
-    }
-    const int kind = i == 0 ? kind_lo : kind_hi;
-    if (kind == BC_PERIODIC) {
-        *grad = (x[base] - x[base + (n - 1) * stride]) * inv_h;
-        return true;
-    }
-    if (kind == BC_OUTFLOW) {  // x = 0 on the face: the ghost is -x of the inner cell
-        const real inner = x[base + (i == 0 ? 0 : n - 1) * stride];
-        *grad = (i == 0 ? R(2) * inner : -R(2) * inner) * inv_h;
-        return true;
-    }
-    return false;
-}
 
-// u = u* - grad x, p = x / dt, one thread per (i, j) as ins_predict. Per block: the largest
+// u = u* - grad x, p = x / dt (implicit: p += x / dt), one thread per (i, j) as ins_predict. Per block: the largest
 // stability rate max(|u|/dx + |v|/dy, rate_floor) + diffusion_rate into rates[block] (the
 // clock's dt comes from them), and into partials[k * blocks + block] the maxima of k = 0
 // |u_new - u_ref|, 1 |u_new|, 2 |div u_new| over the block's faces and cells. With refresh[0]
@@ -395,7 +406,11 @@ BLOCK_KERNEL void ins_correct(real* __restrict__ u, real* __restrict__ v,
             v[c] = value;
         }
         if (i < nx && j < ny && moving) {
+#if IMPLICIT
+            p[i + nx * j] += x[i + nx * j] / dt_now[0];
+#else
             p[i + nx * j] = x[i + nx * j] / dt_now[0];
+#endif
             // The new divergence from this thread's corrected faces and the corrections of
             // the cell's east and north faces, recomputed here (the same bits as their owners).
             real ge = R(0), gn = R(0);
@@ -446,6 +461,8 @@ REDUCTION BLOCK_KERNEL void ins_finish(const real* __restrict__ partials,
                                        double* __restrict__ ctrl,
                                        const double* __restrict__ krylov_state,
                                        const int* __restrict__ krylov_done,
+                                       const double* __restrict__ viscous_state,
+                                       const int* __restrict__ viscous_done,
                                        double* __restrict__ diag, real* __restrict__ dt_prev,
                                        double* __restrict__ history,
                                        int hist_rows, double cell_area, double steady_tol,
@@ -501,6 +518,14 @@ REDUCTION BLOCK_KERNEL void ins_finish(const real* __restrict__ partials,
                 row[HIST_DIV] = (double)s_div[0];
                 row[HIST_ITER] = (double)iterations;
                 row[HIST_STATUS] = (double)status;
+#if IMPLICIT
+                row[HIST_VISCOUS] = viscous_state[4];
+                if (viscous_done[0] != 1) diag[DIAG_VISCOUS_UNCONVERGED] += 1.0;
+#else
+                (void)viscous_state;
+                (void)viscous_done;
+                row[HIST_VISCOUS] = 0.0;
+#endif
                 diag[DIAG_ROWS] += 1.0;
                 if (refresh[0]) {  // this step closed a window and took the new reference
                     if (finite && rate < steady_tol) diag[DIAG_STEADY] = 1.0;

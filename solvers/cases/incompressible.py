@@ -5,6 +5,7 @@ import numpy as np
 from ..expressions import ExpressionError, evaluate
 from ..fv.incompressible.boundary import SIDES, BoundaryError, parse_boundaries
 from ..fv.incompressible.solver import ADVECTION, IncompressibleSolver
+from ..fv.incompressible.viscous import VISCOUS
 from ..linalg.preconditioners import choices, help_text
 from . import structured
 from .bounds import solver_errors
@@ -28,8 +29,13 @@ SECTIONS = {
     "scheme": {
         "advection": Key("choice", "central", choices=tuple(ADVECTION),
                          help="central (2nd order) or quick (upwind-biased, for high Re)"),
+        "viscous": Key("choice", "explicit", choices=VISCOUS,
+                       help="explicit (AB2: dt within the diffusion limit ~h^2/nu), implicit "
+                       "(Crank-Nicolson) or backward_euler (first order, for steady runs): "
+                       "implicit ones leave dt to the advective CFL"),
         "cfl": Key("float", 0.5, minimum=0, exclusive_minimum=True,
-                   help="dt = cfl / (|u|/dx + |v|/dy + diffusion limit), on the device"),
+                   help="dt = cfl / (|u|/dx + |v|/dy + diffusion limit if explicit), on the "
+                   "device"),
         "steady_tolerance": Key("float", 0.0, minimum=0,
                                 help="end the run once the velocity's relative change per unit "
                                 "time, max|du|/(max|u| dt) over a window, is below it (0: run "
@@ -159,7 +165,8 @@ def build(case):
     with solver_errors(case):
         solver = IncompressibleSolver(
             grid, boundary_of(case, grid), physics["nu"], advection=scheme["advection"],
-            cfl=scheme["cfl"], force=(physics["force_x"], physics["force_y"]),
+            viscous=scheme["viscous"], cfl=scheme["cfl"],
+            force=(physics["force_x"], physics["force_y"]),
             obstacle=obstacle_of(case, grid),
             reference_velocity=physics["reference_velocity"],
             reference_length=physics["reference_length"],

@@ -44,30 +44,42 @@ from .fields import (
     node_vorticity,
 )
 from .pressure import pressure_solver
+from .viscous import THETA, VISCOUS, ViscousStage
 
 ADVECTION = {"central": 1, "quick": 2}
 SOURCE = "fv/incompressible.cu"
+VISCOUS_SOURCE = "fv/viscous.cu"
 G = 2  # ghost layers (passed to the kernels as G)
 BLOCK = (32, 8)  # threads of a face block (BX, BY of the kernels); 256, a power of two
 FILL_THREADS = 128
 FINISH_THREADS = BLOCK[0] * BLOCK[1]  # ins_finish's one block: its shared arrays hold BX * BY
 HISTORY_ROWS = 4096  # steps kept on the device between two observe() calls
 HIST_COLUMNS = ("t", "dt", "force_x", "force_y", "change_rate", "max_divergence",
-                "pressure_iterations", "pressure_status")
-DIAG_STEADY, DIAG_UNCONVERGED, DIAG_MAX_ITER, DIAG_ROWS, DIAG_T_REF = range(5)
+                "pressure_iterations", "pressure_status", "viscous_iterations")
+(DIAG_STEADY, DIAG_UNCONVERGED, DIAG_MAX_ITER, DIAG_ROWS, DIAG_T_REF,
+ DIAG_VISCOUS_UNCONVERGED) = range(6)
 DIFFUSION_LIMIT = 0.8  # fraction of AB2's real-axis stability limit dt |lambda| <= 1
+# The viscous stage's CG stops at |r| <= max(VISCOUS_RTOL |b|, VISCOUS_ATOL U_ref sqrt(n)):
+# the increment to 1e-5 of itself, or an RMS residual of 1e-7 U_ref (near fp32 rounding of u).
+VISCOUS_RTOL, VISCOUS_ATOL, VISCOUS_MAXITER = 1e-5, 1e-7, 200
 
 
-def kernel_defines(advection, obstacle):
-    return {"ADVECTION": ADVECTION[advection], "OBSTACLE": int(bool(obstacle)), "G": G,
-            "BX": BLOCK[0], "BY": BLOCK[1]}
+def kernel_defines(advection, obstacle, implicit):
+    return {"ADVECTION": ADVECTION[advection], "OBSTACLE": int(bool(obstacle)),
+            "IMPLICIT": int(bool(implicit)), "G": G, "BX": BLOCK[0], "BY": BLOCK[1]}
+
+
+def viscous_defines(obstacle):
+    return {"OBSTACLE": int(bool(obstacle)), "G": G, "BX": BLOCK[0], "BY": BLOCK[1]}
 
 
 def compiled_kernels():
     """Every (source, defines) this module compiles (REAL_BITS aside)."""
-    for advection in ADVECTION:
-        for obstacle in (False, True):
-            yield SOURCE, kernel_defines(advection, obstacle)
+    for obstacle in (False, True):
+        for advection in ADVECTION:
+            for implicit in (False, True):
+                yield SOURCE, kernel_defines(advection, obstacle, implicit)
+        yield VISCOUS_SOURCE, viscous_defines(obstacle)
 
 
 def _blocks(n, size):
@@ -81,6 +93,9 @@ class IncompressibleSolver(SeriesCheckpoint, TimeDependentSolver):
     boundary            {side: spec}, see solvers.fv.incompressible.solver.boundary
     nu                  kinematic viscosity (Re = U_ref L_ref / nu)
     advection           'central' or 'quick'
+    viscous             'explicit' (AB2, dt within the diffusion limit), 'implicit'
+                        (Crank-Nicolson) or 'backward_euler' (first order, for steady runs):
+                        see viscous.py; dt then follows the advective CFL alone
     force               constant body force (fx, fy)
     obstacle            None or a function (x, y) -> bool array: faces inside are held at rest
     reference_velocity  U_ref of the force coefficients and the steady test's scale (default:
@@ -98,7 +113,8 @@ class IncompressibleSolver(SeriesCheckpoint, TimeDependentSolver):
     name = "incompressible"
 
     def __init__(self, grid: StructuredGrid, boundary: dict, nu: float,
-                 advection: str = "central", cfl: float = 0.5, force=(0.0, 0.0), obstacle=None,
+                 advection: str = "central", viscous: str = "explicit", cfl: float = 0.5,
+                 force=(0.0, 0.0), obstacle=None,
                  reference_velocity=None, reference_length=None,
                  pressure_preconditioner="multigrid", pressure_rtol=1e-6, pressure_maxiter=None,
                  pressure_divergence=1e-6,
@@ -111,6 +127,8 @@ class IncompressibleSolver(SeriesCheckpoint, TimeDependentSolver):
         if advection not in ADVECTION:
             raise ValueError(f"advection must be one of {', '.join(ADVECTION)}, got "
                              f"'{advection}'")
+        if viscous not in VISCOUS:
+            raise ValueError(f"viscous must be one of {', '.join(VISCOUS)}, got '{viscous}'")
         self.mesh = self.grid = grid
         self.nu = float(nu)
         self.boundaries = parse_boundaries(boundary, grid.nx, grid.ny)
@@ -126,7 +144,9 @@ class IncompressibleSolver(SeriesCheckpoint, TimeDependentSolver):
         self.steady_tolerance = float(steady_tolerance)
         self.steady_window = float(steady_window or
                                    0.1 * self.reference_length / self.reference_velocity)
-        self.scheme = {"advection": advection, "cfl": cfl, "time": "adams_bashforth2",
+        self.implicit = viscous != "explicit"
+        self.scheme = {"advection": advection, "viscous": viscous, "cfl": cfl,
+                       "time": "adams_bashforth2",
                        "projection": "incremental", "pressure": pressure_preconditioner,
                        "pressure_rtol": pressure_rtol}
         nx, ny = grid.nx, grid.ny
@@ -170,11 +190,17 @@ class IncompressibleSolver(SeriesCheckpoint, TimeDependentSolver):
         self.dt_prev = b.zeros((1,), dtype)
         self.history = b.zeros((HISTORY_ROWS * len(HIST_COLUMNS),), np.float64)
         inv_dx, inv_dy = 1.0 / grid.dx, 1.0 / grid.dy
-        self.diffusion_rate = cfl * 4 * self.nu * (inv_dx**2 + inv_dy**2) / DIFFUSION_LIMIT
-        self.rate_floor = speed * (inv_dx + inv_dy)
+        self.diffusion_rate = 0.0 if self.implicit else \
+            cfl * 4 * self.nu * (inv_dx**2 + inv_dy**2) / DIFFUSION_LIMIT
+        # Implicit viscosity leaves no diffusion limit: the reference velocity bounds dt
+        # before the flow moves (a start from rest driven by a body force).
+        floor_speed = max(speed, self.reference_velocity) if self.implicit else speed
+        self.rate_floor = floor_speed * (inv_dx + inv_dy)
 
-        k = b.module(SOURCE, dtype, kernel_defines(advection, obstacle))
+        k = b.module(SOURCE, dtype, kernel_defines(advection, obstacle, self.implicit))
         codes, walls = self.boundaries.codes, self.boundaries.wall_speeds
+        self.viscous = self._viscous_stage(viscous, codes) if self.implicit else None
+        rhs = self.viscous.b if self.implicit else self.dt_prev  # (unused when explicit)
         self._scale = k.ins_boundary_scale.bind(1, 1, self.clock.ctrl, self.scale,
                                                 float(inflow_ramp))
         self._fill = {fix: [k.ins_boundary.bind(
@@ -184,7 +210,7 @@ class IncompressibleSolver(SeriesCheckpoint, TimeDependentSolver):
             for fix in (0, 1)}
         self._predict = k.ins_predict.bind(
             self.face_grid, BLOCK, self.u, self.v, self.us, self.vs, self.nu_old, self.nv_old,
-            self.mask_u, self.mask_v, self.p, self.clock.dt, self.dt_prev, nx, ny, inv_dx,
+            self.mask_u, self.mask_v, self.p, self.clock.dt, self.dt_prev, rhs, nx, ny, inv_dx,
             inv_dy, self.nu, *self.force, *codes, self.force_partials)
         solver = self.pressure
         self._divergence = k.ins_divergence.bind(
@@ -194,11 +220,25 @@ class IncompressibleSolver(SeriesCheckpoint, TimeDependentSolver):
             self.face_grid, BLOCK, self.u, self.v, self.us, self.vs, solver.x, self.p,
             self.clock.dt, nx, ny, inv_dx, inv_dy, *codes, self.diffusion_rate, self.rate_floor,
             self.clock.rates, self.partials, self.u_ref, self.v_ref, self.refresh)
+        viscous_solver = self.viscous.solver if self.implicit else solver  # (unused if explicit)
         self._finish = k.ins_finish.bind(
             1, FINISH_THREADS, self.partials, self.force_partials, blocks, self.clock.ctrl,
-            solver.state, solver.done, self.diag, self.dt_prev, self.history, HISTORY_ROWS,
+            solver.state, solver.done, viscous_solver.state, viscous_solver.done, self.diag,
+            self.dt_prev, self.history, HISTORY_ROWS,
             grid.dx * grid.dy, self.steady_tolerance, self.steady_window, self.refresh)
         self.set_state(np.zeros((nx + 1, ny)), np.zeros((nx, ny + 1)))
+
+    def _viscous_stage(self, viscous, codes):
+        """The implicit viscous stage and its launch u* = u^n + d (viscous.py)."""
+        b, grid = self.backend, self.grid
+        module = b.module(VISCOUS_SOURCE, self.dtype, viscous_defines(self.has_obstacle))
+        stage = ViscousStage((grid.nx, grid.ny), (grid.dx, grid.dy), codes, self.nu,
+                             THETA[viscous], self.clock.dt, module, b, self.dtype, VISCOUS_RTOL,
+                             VISCOUS_ATOL * self.reference_velocity, VISCOUS_MAXITER)
+        self._increment = stage.bind_increment(module, self.face_grid, BLOCK, self.u, self.v,
+                                               self.us, self.vs, (self.mask_u, self.mask_v),
+                                               codes)
+        return stage
 
     # -- geometry ------------------------------------------------------------------------------
     def face_coordinates(self):
@@ -244,6 +284,8 @@ class IncompressibleSolver(SeriesCheckpoint, TimeDependentSolver):
         self.backend.write(self.p, pressure.T.ravel().astype(self.dtype))
         for array in (self.nu_old, self.nv_old, self.dt_prev, self.refresh):
             self.backend.fill(array, 0)
+        if self.implicit:
+            self.viscous.reset(self.backend)
         diag = np.zeros(8)
         diag[DIAG_T_REF] = t
         self.backend.write(self.diag, diag)
@@ -310,6 +352,9 @@ class IncompressibleSolver(SeriesCheckpoint, TimeDependentSolver):
         for launch in self._fill[1]:
             launch()
         self._predict()
+        if self.implicit:
+            self.viscous.solver.launch_solve()
+            self._increment()
         self._divergence()
         self.pressure.launch_solve()
         self._correct()
@@ -338,11 +383,15 @@ class IncompressibleSolver(SeriesCheckpoint, TimeDependentSolver):
     # -- checkpoints ---------------------------------------------------------------------------
     def checkpoint_arrays(self):
         """Velocities and pressure, the AB2 history (last N and dt), the steady window (its
-        reference, refresh flag and diag) and the history rows not yet read."""
-        return {"u": self.u, "v": self.v, "p": self.p, "n_u_old": self.nu_old,
-                "n_v_old": self.nv_old, "dt_prev": self.dt_prev, "u_ref": self.u_ref,
-                "v_ref": self.v_ref, "refresh": self.refresh, "diag": self.diag,
-                "history": self.history}
+        reference, refresh flag and diag), the history rows not yet read and, implicit, the
+        last viscous increment (the next solve's initial guess)."""
+        arrays = {"u": self.u, "v": self.v, "p": self.p, "n_u_old": self.nu_old,
+                  "n_v_old": self.nv_old, "dt_prev": self.dt_prev, "u_ref": self.u_ref,
+                  "v_ref": self.v_ref, "refresh": self.refresh, "diag": self.diag,
+                  "history": self.history}
+        if self.implicit:
+            arrays["viscous_increment"] = self.viscous.x
+        return arrays
 
     def coefficients(self):
         """Drag and lift coefficients 2 F / (U_ref^2 L_ref) of the recorded steps."""
@@ -353,7 +402,8 @@ class IncompressibleSolver(SeriesCheckpoint, TimeDependentSolver):
     def pressure_report(self):
         diag = self.backend.to_host(self.diag)
         return {"unconverged_solves": int(diag[DIAG_UNCONVERGED]),
-                "max_iterations": int(diag[DIAG_MAX_ITER]), "method": self.pressure_method}
+                "max_iterations": int(diag[DIAG_MAX_ITER]), "method": self.pressure_method,
+                "unconverged_viscous_solves": int(diag[DIAG_VISCOUS_UNCONVERGED])}
 
     def datasets(self):
         """Extra datasets for the run file: {group: {name: array}}."""
