@@ -25,7 +25,7 @@ from solvers.fv.incompressible.fields import centreline_profiles
 from solvers.fv.incompressible.solver import IncompressibleSolver
 from solvers.mesh import StructuredGrid
 from solvers.run.simulation import RunError, Simulation
-from solvers.verification.ghia_cavity import centreline_errors
+from solvers.verification.ghia_cavity import at_table_points, centreline_errors
 
 CAVITY = {"x_lo": "wall", "x_hi": "wall", "y_lo": "wall", "y_hi": {"wall": 1.0}}
 STEADY_TOLERANCE = 1e-3
@@ -62,8 +62,9 @@ def steady_run(args, backend, re, viscous, cfl, max_steps):
            **{k: v for k, v in solver.pressure_report().items() if k != "method"}}
     if re in (100, 1000):
         profiles = centreline_profiles(solver.grid, *solver.face_velocities())
-        row["ghia_u"], row["ghia_v"] = centreline_errors(
-            int(re), profiles["u_vertical_centreline"], profiles["v_horizontal_centreline"])
+        lines = profiles["u_vertical_centreline"], profiles["v_horizontal_centreline"]
+        row["ghia_u"], row["ghia_v"] = centreline_errors(int(re), *lines)
+        row["u_at_table"], row["v_at_table"] = (a.tolist() for a in at_table_points(*lines))
     return row
 
 

@@ -1,7 +1,8 @@
 """The run time of every shipped case, as a user runs it: `solvers run CASE` in a fresh process
 (kernel compilation from a warm cache, output files and the plot included), on one backend.
 
-    python scripts/time_cases.py [--backend cuda] [--limit 120] [--json case_times.json]
+    python scripts/time_cases.py [--backend cuda] [--limit 120] [--cases sod,cavity_re100]
+                                 [--json case_times.json]
 
 A case still running after --limit seconds is stopped (SIGINT, as a user's Ctrl-C) and reported
 as longer than the limit. The table lists each case's wall time and exit status; the JSON
@@ -43,7 +44,10 @@ def bench(args):
     rows = []
     with tempfile.TemporaryDirectory() as folder:
         # One case after another, each in its own process and output folder.
+        chosen = set(args.cases.split(",")) if args.cases else None
         for path in sorted(CASES.glob("*.toml")):
+            if chosen is not None and path.stem not in chosen:
+                continue
             seconds, status, stopped, error = run_case(path, args.backend, args.limit,
                                                        Path(folder) / path.stem)
             rows.append({"case": path.stem, "seconds": round(seconds, 2), "status": status,
@@ -69,6 +73,8 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--backend", default="cuda", choices=("cuda", "host"))
     parser.add_argument("--limit", type=float, default=120.0, help="seconds a case may run")
+    parser.add_argument("--cases", default="",
+                        help="comma-separated case names (file stems) to time; default all")
     parser.add_argument("--json", default="case_times.json")
     args = parser.parse_args()
     return benchrun.main("time_cases", args, "--backend host --limit 5", bench, table)

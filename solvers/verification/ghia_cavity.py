@@ -24,12 +24,16 @@ GHIA_V_RE1000 = [0.00000, -0.21388, -0.27669, -0.33714, -0.39188, -0.51550, -0.4
 TABLES = {100: (GHIA_U, GHIA_V), 1000: (GHIA_U_RE1000, GHIA_V_RE1000)}
 
 
-def centreline_errors(re, u_profile, v_profile):
-    """Max |u - Ghia| and |v - Ghia| at the table's points for Re = 100 or 1000, from the
-    centreline profiles (y, u) and (x, v) of a run, interpolated linearly with the wall values
-    (lid speed 1) at both ends."""
+def at_table_points(u_profile, v_profile):
+    """A run's centreline profiles (y, u) and (x, v) interpolated linearly, with the wall values
+    (lid speed 1) at both ends, at the table's points: (u at GHIA_Y, v at GHIA_X)."""
     (y, u), (x, v) = u_profile, v_profile
+    return (np.interp(GHIA_Y, np.r_[0.0, y, 1.0], np.r_[0.0, u, 1.0]),
+            np.interp(GHIA_X, np.r_[0.0, x, 1.0], np.r_[0.0, v, 0.0]))
+
+
+def centreline_errors(re, u_profile, v_profile):
+    """Max |u - Ghia| and |v - Ghia| at the table's points for Re = 100 or 1000."""
+    u_at, v_at = at_table_points(u_profile, v_profile)
     table_u, table_v = TABLES[re]
-    u_at = np.interp(GHIA_Y, np.r_[0.0, y, 1.0], np.r_[0.0, u, 1.0])
-    v_at = np.interp(GHIA_X, np.r_[0.0, x, 1.0], np.r_[0.0, v, 0.0])
     return float(np.abs(u_at - table_u).max()), float(np.abs(v_at - table_v).max())
