@@ -60,38 +60,6 @@
 
 // -- boundaries --------------------------------------------------------------------------------
 
-// One side of one boundary line, at transverse position m. Along the normal the normal
-// velocity has nodes on the faces 0..n (stride sn), the tangential velocity on the centres
-// 0..n-1 (stride st); lo: the side at index 0, else the side at n. `line` points at node 0.
-DEVICE void fill_normal(real* line, int sn, int n, bool lo, int kind, real inflow, bool fix)
-{
-    const int face = lo ? 0 : n;
-    const real q = kind == BC_INFLOW ? inflow : R(0);
-    if (fix && kind != BC_PERIODIC && kind != BC_OUTFLOW) line[face * sn] = q;
-    if (kind == BC_PERIODIC && !lo) line[n * sn] = line[0];
-    for (int g = 1; g <= G; ++g) {
-        const int ghost = lo ? -g : n + g, mirror = lo ? g : n - g, partner = lo ? n - g : g;
-        if (kind == BC_PERIODIC) line[ghost * sn] = line[partner * sn];
-        else if (kind == BC_OUTFLOW) line[ghost * sn] = line[face * sn];
-        else line[ghost * sn] = R(2) * q - line[mirror * sn];  // odd about the face value
-    }
-}
-
-DEVICE void fill_tangential(real* line, int st, int n, bool lo, int kind, real wall)
-{
-    for (int g = 1; g <= G; ++g) {
-        const int ghost = lo ? -g : n - 1 + g, mirror = lo ? g - 1 : n - g;
-        const int partner = lo ? n - g : g - 1;
-        real value;
-        if (kind == BC_PERIODIC) value = line[partner * st];
-        else if (kind == BC_OUTFLOW) value = line[(lo ? 0 : n - 1) * st];
-        else if (kind == BC_WALL) value = R(2) * wall - line[mirror * st];  // wall speed
-        else if (kind == BC_SLIP) value = line[mirror * st];
-        else value = -line[mirror * st];  // inflow: no tangential velocity
-        line[ghost * st] = value;
-    }
-}
-
 // The inflow ramp factor at time t: 1/2 (1 - cos(pi t / ramp)) until t = ramp, then 1.
 REDUCTION KERNEL void ins_boundary_scale(const double* __restrict__ ctrl, real* __restrict__ scale,
                                          double ramp)
@@ -132,22 +100,6 @@ KERNEL void ins_boundary(real* __restrict__ u, real* __restrict__ v, int nx, int
 }
 
 // -- momentum predictor ------------------------------------------------------------------------
-
-// The transported value at the face between nodes a (index k) and b (k + 1), moved by velocity
-// w: central (a + b) / 2, or QUICK (Leonard 1979), 3/8 downstream + 6/8 upstream - 1/8 far
-// upstream (am = node k - 1, bp = node k + 2).
-DEVICE real transported(real am, real a, real b, real bp, real w)
-{
-#if ADVECTION == 2
-    return w >= R(0) ? R(0.375) * b + R(0.75) * a - R(0.125) * am
-                     : R(0.375) * a + R(0.75) * b - R(0.125) * bp;
-#else
-    (void)am;
-    (void)bp;
-    (void)w;
-    return R(0.5) * (a + b);
-#endif
-}
 
 struct Momentum {
     real inv_dx, inv_dy, fx, fy;
