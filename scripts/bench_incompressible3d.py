@@ -22,7 +22,7 @@ import time
 import benchrun
 import ceilings
 import numpy as np
-from bench_incompressible import per_step
+from bench_incompressible import per_step, step_without_solve
 
 from solvers.backend import get_backend
 from solvers.fv.incompressible3d import IncompressibleSolver3D
@@ -53,20 +53,6 @@ def solver_of(flow, n, backend, precision):
     boundary = {**dict.fromkeys(SIDES_3D, "wall"), "y_hi": {"wall": [1.0, 0.0]}}
     return IncompressibleSolver3D(grid, boundary, nu=1e-3, advection="quick", backend=backend,
                                   precision=precision)
-
-
-def step_without_solve(solver):
-    """A step's launches except the pressure solve (for timing only: it does not project)."""
-    def step():
-        solver.clock.finish_dt()
-        solver._scale()
-        for launch in solver._fill[1]:
-            launch()
-        solver._predict()
-        solver._divergence()
-        solver._correct()
-        solver._finish()
-    return step
 
 
 def bench_size(flow, n, backend, args, copy_gbs):

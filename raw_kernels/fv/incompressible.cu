@@ -29,6 +29,7 @@
 #include "reduce.h"
 #include "clock.h"
 #include "mac.h"
+#include "mac_finish.h"
 
 #if !defined(BX) || !defined(BY)
 #error "BX and BY (the threads of a face block along x and y) must be defined"
@@ -47,12 +48,7 @@
 #define HIST_VISCOUS 8   // viscous stage iterations (0 with explicit viscosity)
 #define HIST_COLS 9
 
-// diag (double[DIAG_SIZE])
-#define DIAG_STEADY 0       // 1 once the change rate fell below the tolerance
-#define DIAG_UNCONVERGED 1  // pressure solves that ended without converging
-#define DIAG_MAX_ITER 2     // most pressure iterations of one step
-#define DIAG_ROWS 3         // history rows written so far
-#define DIAG_T_REF 4        // time of the reference velocity of the steady-state test
+// diag (double[DIAG_SIZE]): DIAG_STEADY .. DIAG_T_REF in mac_finish.h, and
 #define DIAG_VISCOUS_UNCONVERGED 5  // viscous stage solves that ended without converging
 // dt_prev (real[1]): dt of the previous step (0: none yet, AB2 starts as forward Euler); real,
 // so that the predictor has no FP64 arithmetic.
@@ -456,9 +452,7 @@ REDUCTION BLOCK_KERNEL void ins_finish(const real* __restrict__ partials,
             if (!finite) ctrl[CTRL_STATUS] = 1.0;
             // A step after the stop time (dt = 0) changes nothing and records nothing.
             if (dt > 0.0) {
-                const double speed = (double)s_speed[0];
-                const double span = ctrl[CTRL_T] - diag[DIAG_T_REF];
-                const double rate = speed > 0.0 ? (double)s_change[0] / (span * speed) : 0.0;
+                const double rate = change_rate(ctrl, diag, s_change[0], s_speed[0]);
                 const int iterations = (int)krylov_state[4];
                 const int status = krylov_done[0];
                 double* row = history + HIST_COLS * ((long long)diag[DIAG_ROWS] % hist_rows);
@@ -478,17 +472,8 @@ REDUCTION BLOCK_KERNEL void ins_finish(const real* __restrict__ partials,
                 (void)viscous_done;
                 row[HIST_VISCOUS] = 0.0;
 #endif
-                diag[DIAG_ROWS] += 1.0;
-                if (refresh[0]) {  // this step closed a window and took the new reference
-                    if (finite && rate < steady_tol) diag[DIAG_STEADY] = 1.0;
-                    diag[DIAG_T_REF] = ctrl[CTRL_T];
-                    refresh[0] = 0;
-                } else if (span >= window) {
-                    refresh[0] = 1;
-                }
-                if (status != 1) diag[DIAG_UNCONVERGED] += 1.0;
-                diag[DIAG_MAX_ITER] = fmax(diag[DIAG_MAX_ITER], (double)iterations);
-                dt_prev[0] = (real)dt;
+                close_step_record(ctrl, diag, dt_prev, refresh, rate, finite, iterations, status,
+                                  steady_tol, window, dt);
             }
         }
     }

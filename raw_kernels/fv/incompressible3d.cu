@@ -27,6 +27,7 @@
 #include "reduce.h"
 #include "clock.h"
 #include "mac_lines.h"
+#include "mac_finish.h"
 
 #if !defined(BX) || !defined(BY) || !defined(BZ)
 #error "BX, BY and BZ (the threads of a face block along x, y and z) must be defined"
@@ -46,12 +47,7 @@
 #define HIST_ENERGY 6    // kinetic energy per unit volume of u^{n+1}, 1/V sum |u|^2 / 2 dV
 #define HIST_COLS 7
 
-// diag (double[8]): the 2D solver's layout (incompressible.cu)
-#define DIAG_STEADY 0
-#define DIAG_UNCONVERGED 1
-#define DIAG_MAX_ITER 2
-#define DIAG_ROWS 3
-#define DIAG_T_REF 4
+// diag (double[8]): DIAG_* of mac_finish.h
 
 // The face layout: n cells per axis, s[a][d] the stride of component a's array along axis d.
 struct Mac3 {
@@ -403,9 +399,7 @@ REDUCTION BLOCK_KERNEL void ins3_finish(const real* __restrict__ partials, int b
             if (!finite) ctrl[CTRL_STATUS] = 1.0;
             // A step after the stop time (dt = 0) changes nothing and records nothing.
             if (dt > 0.0) {
-                const double speed = (double)s_speed[0];
-                const double span = ctrl[CTRL_T] - diag[DIAG_T_REF];
-                const double rate = speed > 0.0 ? (double)s_change[0] / (span * speed) : 0.0;
+                const double rate = change_rate(ctrl, diag, s_change[0], s_speed[0]);
                 const int iterations = (int)krylov_state[4];
                 const int status = krylov_done[0];
                 double* row = history + HIST_COLS * ((long long)diag[DIAG_ROWS] % hist_rows);
@@ -416,17 +410,8 @@ REDUCTION BLOCK_KERNEL void ins3_finish(const real* __restrict__ partials, int b
                 row[HIST_ITER] = (double)iterations;
                 row[HIST_STATUS] = (double)status;
                 row[HIST_ENERGY] = s_energy[0];
-                diag[DIAG_ROWS] += 1.0;
-                if (refresh[0]) {  // this step closed a window and took the new reference
-                    if (finite && rate < steady_tol) diag[DIAG_STEADY] = 1.0;
-                    diag[DIAG_T_REF] = ctrl[CTRL_T];
-                    refresh[0] = 0;
-                } else if (span >= window) {
-                    refresh[0] = 1;
-                }
-                if (status != 1) diag[DIAG_UNCONVERGED] += 1.0;
-                diag[DIAG_MAX_ITER] = fmax(diag[DIAG_MAX_ITER], (double)iterations);
-                dt_prev[0] = (real)dt;
+                close_step_record(ctrl, diag, dt_prev, refresh, rate, finite, iterations, status,
+                                  steady_tol, window, dt);
             }
         }
     }

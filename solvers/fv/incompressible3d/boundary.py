@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..incompressible.boundary import KINDS
+from ..incompressible.boundary import KINDS, Boundaries
 from ..sides import SIDES_3D, BoundaryError, check_periodic_pairs, specs_by_side
 
 
@@ -28,29 +28,16 @@ def tangential_axes(axis):
 
 
 @dataclass(frozen=True)
-class Boundaries3D:
-    kinds: tuple  # kind name per side, in SIDES_3D order
-    wall_speeds: tuple  # per side: (speed along the first, the second tangential axis)
-    inflow: tuple  # per side: the normal velocity per face, shape (n_b, n_c) (zeros if none)
-
-    @property
-    def codes(self):
-        return tuple(KINDS[k] for k in self.kinds)
-
-    def periodic(self, axis):
-        return self.kinds[2 * axis] == "periodic"
+class Boundaries3D(Boundaries):
+    """The 2D table over six sides; wall_speeds: per side (speed along the first, the second
+    tangential axis); inflow: per side the normal velocity per face, shape (n_b, n_c) (zeros
+    if none)."""
 
     @property
     def pressure_kinds(self):
         """{side: 'dirichlet' | 'neumann' | 'periodic'} of the pressure correction."""
-        return {side: ("dirichlet" if kind == "outflow" else
-                       "periodic" if kind == "periodic" else "neumann")
-                for side, kind in zip(SIDES_3D, self.kinds)}
-
-    @property
-    def closed(self):
-        """No outflow side: the pressure is defined up to a constant."""
-        return "outflow" not in self.kinds
+        return {side: "dirichlet" if kind == "outflow" else kind if kind == "periodic"
+                else "neumann" for side, kind in zip(SIDES_3D, self.kinds)}
 
     def max_speed(self):
         """The largest boundary speed (lid or inflow)."""
