@@ -21,6 +21,7 @@ SMOKE_TESTS = {
     "bench_heat": ["--dofs", "small"],
     "bench_elasticity": ["--dofs", "small"],
     "bench_incompressible": ["--sizes", "16", "--steady-max-steps", "2000"],
+    "bench_incompressible3d": ["--sizes", "16", "--repeats", "2", "--steps-per-graph", "4"],
 }
 
 

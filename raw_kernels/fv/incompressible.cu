@@ -29,6 +29,7 @@
 #include "reduce.h"
 #include "clock.h"
 #include "mac.h"
+#include "mac_finish.h"
 
 #if !defined(BX) || !defined(BY)
 #error "BX and BY (the threads of a face block along x and y) must be defined"
@@ -47,50 +48,13 @@
 #define HIST_VISCOUS 8   // viscous stage iterations (0 with explicit viscosity)
 #define HIST_COLS 9
 
-// diag (double[DIAG_SIZE])
-#define DIAG_STEADY 0       // 1 once the change rate fell below the tolerance
-#define DIAG_UNCONVERGED 1  // pressure solves that ended without converging
-#define DIAG_MAX_ITER 2     // most pressure iterations of one step
-#define DIAG_ROWS 3         // history rows written so far
-#define DIAG_T_REF 4        // time of the reference velocity of the steady-state test
+// diag (double[DIAG_SIZE]): DIAG_STEADY .. DIAG_T_REF in mac_finish.h, and
 #define DIAG_VISCOUS_UNCONVERGED 5  // viscous stage solves that ended without converging
 // dt_prev (real[1]): dt of the previous step (0: none yet, AB2 starts as forward Euler); real,
 // so that the predictor has no FP64 arithmetic.
 
 
 // -- boundaries --------------------------------------------------------------------------------
-
-// One side of one boundary line, at transverse position m. Along the normal the normal
-// velocity has nodes on the faces 0..n (stride sn), the tangential velocity on the centres
-// 0..n-1 (stride st); lo: the side at index 0, else the side at n. `line` points at node 0.
-DEVICE void fill_normal(real* line, int sn, int n, bool lo, int kind, real inflow, bool fix)
-{
-    const int face = lo ? 0 : n;
-    const real q = kind == BC_INFLOW ? inflow : R(0);
-    if (fix && kind != BC_PERIODIC && kind != BC_OUTFLOW) line[face * sn] = q;
-    if (kind == BC_PERIODIC && !lo) line[n * sn] = line[0];
-    for (int g = 1; g <= G; ++g) {
-        const int ghost = lo ? -g : n + g, mirror = lo ? g : n - g, partner = lo ? n - g : g;
-        if (kind == BC_PERIODIC) line[ghost * sn] = line[partner * sn];
-        else if (kind == BC_OUTFLOW) line[ghost * sn] = line[face * sn];
-        else line[ghost * sn] = R(2) * q - line[mirror * sn];  // odd about the face value
-    }
-}
-
-DEVICE void fill_tangential(real* line, int st, int n, bool lo, int kind, real wall)
-{
-    for (int g = 1; g <= G; ++g) {
-        const int ghost = lo ? -g : n - 1 + g, mirror = lo ? g - 1 : n - g;
-        const int partner = lo ? n - g : g - 1;
-        real value;
-        if (kind == BC_PERIODIC) value = line[partner * st];
-        else if (kind == BC_OUTFLOW) value = line[(lo ? 0 : n - 1) * st];
-        else if (kind == BC_WALL) value = R(2) * wall - line[mirror * st];  // wall speed
-        else if (kind == BC_SLIP) value = line[mirror * st];
-        else value = -line[mirror * st];  // inflow: no tangential velocity
-        line[ghost * st] = value;
-    }
-}
 
 // The inflow ramp factor at time t: 1/2 (1 - cos(pi t / ramp)) until t = ramp, then 1.
 REDUCTION KERNEL void ins_boundary_scale(const double* __restrict__ ctrl, real* __restrict__ scale,
@@ -132,22 +96,6 @@ KERNEL void ins_boundary(real* __restrict__ u, real* __restrict__ v, int nx, int
 }
 
 // -- momentum predictor ------------------------------------------------------------------------
-
-// The transported value at the face between nodes a (index k) and b (k + 1), moved by velocity
-// w: central (a + b) / 2, or QUICK (Leonard 1979), 3/8 downstream + 6/8 upstream - 1/8 far
-// upstream (am = node k - 1, bp = node k + 2).
-DEVICE real transported(real am, real a, real b, real bp, real w)
-{
-#if ADVECTION == 2
-    return w >= R(0) ? R(0.375) * b + R(0.75) * a - R(0.125) * am
-                     : R(0.375) * a + R(0.75) * b - R(0.125) * bp;
-#else
-    (void)am;
-    (void)bp;
-    (void)w;
-    return R(0.5) * (a + b);
-#endif
-}
 
 struct Momentum {
     real inv_dx, inv_dy, fx, fy;
@@ -504,9 +452,7 @@ REDUCTION BLOCK_KERNEL void ins_finish(const real* __restrict__ partials,
             if (!finite) ctrl[CTRL_STATUS] = 1.0;
             // A step after the stop time (dt = 0) changes nothing and records nothing.
             if (dt > 0.0) {
-                const double speed = (double)s_speed[0];
-                const double span = ctrl[CTRL_T] - diag[DIAG_T_REF];
-                const double rate = speed > 0.0 ? (double)s_change[0] / (span * speed) : 0.0;
+                const double rate = change_rate(ctrl, diag, s_change[0], s_speed[0]);
                 const int iterations = (int)krylov_state[4];
                 const int status = krylov_done[0];
                 double* row = history + HIST_COLS * ((long long)diag[DIAG_ROWS] % hist_rows);
@@ -526,17 +472,8 @@ REDUCTION BLOCK_KERNEL void ins_finish(const real* __restrict__ partials,
                 (void)viscous_done;
                 row[HIST_VISCOUS] = 0.0;
 #endif
-                diag[DIAG_ROWS] += 1.0;
-                if (refresh[0]) {  // this step closed a window and took the new reference
-                    if (finite && rate < steady_tol) diag[DIAG_STEADY] = 1.0;
-                    diag[DIAG_T_REF] = ctrl[CTRL_T];
-                    refresh[0] = 0;
-                } else if (span >= window) {
-                    refresh[0] = 1;
-                }
-                if (status != 1) diag[DIAG_UNCONVERGED] += 1.0;
-                diag[DIAG_MAX_ITER] = fmax(diag[DIAG_MAX_ITER], (double)iterations);
-                dt_prev[0] = (real)dt;
+                close_step_record(ctrl, diag, dt_prev, refresh, rate, finite, iterations, status,
+                                  steady_tol, window, dt);
             }
         }
     }

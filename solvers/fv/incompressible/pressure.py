@@ -1,5 +1,6 @@
-"""The pressure system of the projection, A x = b with A = -lap (5-point, cell-centred, plain
-1/h^2 scaling), and the preconditioned conjugate-gradient solver for it from solvers.linalg.
+"""The pressure system of the projection, A x = b with A = -lap (5-point, 7-point in 3D,
+cell-centred, plain 1/h^2 scaling), and the preconditioned conjugate-gradient solver for it from
+solvers.linalg (the 2D and the 3D solver's).
 
 Walls, slip and inflow sides are Neumann, outflow sides Dirichlet (x = 0 on the face). Without
 periodic sides A is a matrix-free StencilLaplacian; a periodic axis (which the stencil kernels
@@ -15,6 +16,7 @@ import scipy.sparse as sp
 
 from ...linalg import ConjugateGradient, CsrMatrix, StencilLaplacian
 from ...linalg.preconditioners import check, choices, describe, preconditioner
+from ..sides import SIDES_3D
 
 PRECONDITIONERS = choices("multigrid")  # every name, the default first
 
@@ -22,12 +24,13 @@ PRECONDITIONERS = choices("multigrid")  # every name, the default first
 def laplacian_matrix(shape, spacing, kinds):
     """A as scipy CSR (float64): per axis, w = 1/h^2 between neighbours (wrapping around a
     periodic axis), 2 w on the diagonal at a Dirichlet face, nothing at a Neumann face.
-    kinds: {side: 'dirichlet' | 'neumann' | 'periodic'}; cells numbered i + nx j."""
-    nx, ny = shape
-    index = np.arange(nx * ny).reshape(ny, nx).T  # [i, j] -> i + nx j
-    diag = np.zeros((nx, ny))
+    kinds: {side: 'dirichlet' | 'neumann' | 'periodic'}; cells numbered x fastest (i + nx j,
+    in 3D i + nx (j + ny k))."""
+    n = int(np.prod(shape))
+    index = np.arange(n).reshape(shape, order="F")  # [i, j(, k)] -> i + nx j (+ nx ny k)
+    diag = np.zeros(shape)
     rows, cols, vals = [], [], []
-    for axis, (lo, hi) in enumerate((("x_lo", "x_hi"), ("y_lo", "y_hi"))):
+    for axis, (lo, hi) in enumerate(zip(SIDES_3D[:2 * len(shape):2], SIDES_3D[1::2])):
         w = 1.0 / spacing[axis] ** 2
         a = np.moveaxis(index, axis, 0)
         d = np.moveaxis(diag, axis, 0)  # a view: writes reach diag
@@ -48,7 +51,6 @@ def laplacian_matrix(shape, spacing, kinds):
     rows.append(index.ravel())
     cols.append(index.ravel())
     vals.append(diag.ravel())
-    n = nx * ny
     return sp.coo_matrix((np.concatenate(vals), (np.concatenate(rows), np.concatenate(cols))),
                          shape=(n, n)).tocsr()
 

@@ -365,17 +365,7 @@ class IncompressibleSolver(SeriesCheckpoint, TimeDependentSolver):
         """Append the steps recorded since the last call to `series`; 'steady state reached'
         once the change rate is below the steady tolerance."""
         diag = self.backend.to_host(self.diag)
-        rows = int(diag[DIAG_ROWS])
-        new = rows - self._rows_read
-        if new > 0:
-            if new > HISTORY_ROWS:
-                raise RuntimeError(f"{new} steps since the last observe(); the device keeps "
-                                   f"{HISTORY_ROWS}")
-            table = self.backend.to_host(self.history).reshape(HISTORY_ROWS, len(HIST_COLUMNS))
-            order = np.arange(self._rows_read, rows) % HISTORY_ROWS
-            for column, name in enumerate(HIST_COLUMNS):
-                self.series[name].extend(table[order, column].tolist())
-            self._rows_read = rows
+        self.read_history(diag, DIAG_ROWS, HISTORY_ROWS, HIST_COLUMNS)
         if self.steady_tolerance > 0 and diag[DIAG_STEADY]:
             return "steady state reached"
         return None

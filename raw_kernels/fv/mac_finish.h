@@ -1,0 +1,43 @@
+// The end-of-step bookkeeping of the MAC incompressible kernels, shared by ins_finish (2D,
+// incompressible.cu) and ins3_finish (3D, incompressible3d.cu): the diag layout, the change
+// rate of the steady-state test and the updates after a step's history row is written.
+// Needs clock.h (CTRL_T) before it.
+#pragma once
+
+// diag (double[8]; the 2D solver adds DIAG_VISCOUS_UNCONVERGED = 5)
+#define DIAG_STEADY 0       // 1 once the change rate fell below the tolerance
+#define DIAG_UNCONVERGED 1  // pressure solves that ended without converging
+#define DIAG_MAX_ITER 2     // most pressure iterations of one step
+#define DIAG_ROWS 3         // history rows written so far
+#define DIAG_T_REF 4        // time of the reference velocity of the steady-state test
+
+// The steady-state test's rate max |u - u_ref| / ((t - t_ref) max |u|) of this step.
+DEVICE double change_rate(const double* __restrict__ ctrl, const double* __restrict__ diag,
+                          real change, real max_speed)
+{
+    const double speed = (double)max_speed;
+    const double span = ctrl[CTRL_T] - diag[DIAG_T_REF];
+    return speed > 0.0 ? (double)change / (span * speed) : 0.0;
+}
+
+// After a step's history row: count the row; once t - t_ref reaches `window` the next step
+// takes its velocity as the new reference (refresh), and a step that did is steady when its
+// rate is below steady_tol; the pressure solve's outcome; dt for the next step's AB2 weights.
+DEVICE void close_step_record(const double* __restrict__ ctrl, double* __restrict__ diag,
+                              real* __restrict__ dt_prev, int* __restrict__ refresh, double rate,
+                              bool finite, int iterations, int status, double steady_tol,
+                              double window, double dt)
+{
+    const double span = ctrl[CTRL_T] - diag[DIAG_T_REF];
+    diag[DIAG_ROWS] += 1.0;
+    if (refresh[0]) {  // this step closed a window and took the new reference
+        if (finite && rate < steady_tol) diag[DIAG_STEADY] = 1.0;
+        diag[DIAG_T_REF] = ctrl[CTRL_T];
+        refresh[0] = 0;
+    } else if (span >= window) {
+        refresh[0] = 1;
+    }
+    if (status != 1) diag[DIAG_UNCONVERGED] += 1.0;
+    diag[DIAG_MAX_ITER] = fmax(diag[DIAG_MAX_ITER], (double)iterations);
+    dt_prev[0] = (real)dt;
+}
