@@ -20,6 +20,7 @@ from solvers.fv.incompressible3d import IncompressibleSolver3D
 from solvers.fv.sides import SIDES_3D
 from solvers.mesh import StructuredGrid
 from solvers.run.simulation import Simulation
+from solvers.verification.abc_flow import abc
 
 PERIODIC = dict.fromkeys(SIDES_3D, "periodic")
 
@@ -46,13 +47,6 @@ def star(solver):
 
 
 # -- exact solutions: second order in space (dt follows dx through the CFL number) ---------------
-
-def abc(x, y, z, axis, a=1.0, b=0.8, c=0.6):
-    """Component `axis` of the Arnold-Beltrami-Childress flow (curl u = u: u . grad u =
-    grad |u|^2 / 2, so u(t) = u(0) exp(-nu t) with p = -|u|^2 / 2 solves Navier-Stokes)."""
-    return (a * np.sin(z) + c * np.cos(y), b * np.sin(x) + a * np.cos(z),
-            c * np.sin(y) + b * np.cos(x))[axis]
-
 
 def abc_error(n, backend, nu=0.05, end=0.5):
     """Max error of the face velocity at t = end on the periodic cube [0, 2 pi]^3, n^3 cells

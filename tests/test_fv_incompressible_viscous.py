@@ -12,8 +12,10 @@ import scipy.sparse.linalg as spla
 
 from solvers.backend.stepper import Stepper
 from solvers.fv.incompressible.solver import IncompressibleSolver
+from solvers.fv.incompressible3d.solver import IncompressibleSolver3D
 from solvers.mesh import StructuredGrid
 from solvers.run.simulation import Simulation
+from solvers.verification.abc_flow import abc
 
 CHANNEL = {"x_lo": "periodic", "x_hi": "periodic", "y_lo": "wall", "y_hi": "wall"}
 MIXED = {"x_lo": {"inflow": 1.0}, "x_hi": "outflow", "y_lo": "slip", "y_hi": {"wall": 0.5}}
@@ -56,22 +58,34 @@ def kind(spec):
     return next(iter(spec)) if isinstance(spec, dict) else spec
 
 
-def helmholtz_matrix(grid, boundary, s):
-    """I - s L over the packed face vector (u faces i + (nx + 1) j, then v faces), from the
-    1D matrices above; the rows of boundary faces and periodic copies are the identity."""
-    nx, ny, k = grid.nx, grid.ny, {side: kind(spec) for side, spec in boundary.items()}
-    lu = (sp.kron(sp.identity(ny), along(nx, grid.dx, k["x_lo"], k["x_hi"]))
-          + sp.kron(across(ny, grid.dy, k["y_lo"], k["y_hi"]), sp.identity(nx + 1)))
-    lv = (sp.kron(along(ny, grid.dy, k["y_lo"], k["y_hi"]), sp.identity(nx))
-          + sp.kron(sp.identity(ny + 1), across(nx, grid.dx, k["x_lo"], k["x_hi"])))
-    fixed_u = np.zeros((ny, nx + 1), bool)  # [j, i]
-    fixed_u[:, [0, nx] if k["x_lo"] != "periodic" else [nx]] = True
-    fixed_v = np.zeros((ny + 1, nx), bool)
-    fixed_v[[0, ny] if k["y_lo"] != "periodic" else [ny]] = True
-    fixed = np.concatenate([fixed_u.ravel(), fixed_v.ravel()])
+def helmholtz_matrix(shape, spacing, boundary, s):
+    """I - s L over the packed face vector of a 2D or 3D grid (each component x fastest with
+    n_d + 1 faces along its own axis, the components one after another), from the 1D matrices
+    above; the rows of boundary faces and periodic copies are the identity."""
+    sides = ("x", "y", "z")[:len(shape)]
+    k = {side: kind(spec) for side, spec in boundary.items()}
+    blocks, fixed = [], []
+    for a in range(len(shape)):
+        counts = [n + (d == a) for d, n in enumerate(shape)]
+        lap = 0
+        for d, (n, h) in enumerate(zip(shape, spacing)):
+            lo, hi = k[f"{sides[d]}_lo"], k[f"{sides[d]}_hi"]
+            factors = [along(n, h, lo, hi) if d == a and e == d else across(n, h, lo, hi)
+                       if e == d else sp.identity(counts[e]) for e in range(len(shape))]
+            term = factors[-1]
+            for factor in factors[-2::-1]:  # kron(z, y, x): x fastest
+                term = sp.kron(term, factor)
+            lap = lap + term
+        blocks.append(lap)
+        face = np.zeros(counts[::-1], bool)  # [.., j, i]
+        ends = [0, counts[a] - 1] if k[f"{sides[a]}_lo"] != "periodic" else [counts[a] - 1]
+        index = [slice(None)] * len(shape)
+        index[len(shape) - 1 - a] = ends
+        face[tuple(index)] = True
+        fixed.append(face.ravel())
+    fixed = np.concatenate(fixed)
     keep = sp.diags((~fixed).astype(float))
-    lap = keep @ sp.block_diag([lu, lv]) @ keep
-    return (sp.identity(fixed.size) - s * lap).tocsc()
+    return (sp.identity(fixed.size) - s * (keep @ sp.block_diag(blocks) @ keep)).tocsc()
 
 
 @pytest.mark.parametrize("boundary", [MIXED, PERIODIC_SLIP, CHANNEL],
@@ -97,7 +111,7 @@ def test_viscous_stage_equals_scipy_spsolve(backend_name, boundary, precision):
     b = host(solver.viscous.b).astype(float)
     s = 0.5 * 1.0 * dt
     assert 4 * s * (1 / grid.dx**2 + 1 / grid.dy**2) > 5  # far past the explicit limit (1)
-    d = spla.spsolve(helmholtz_matrix(grid, boundary, s), b)
+    d = spla.spsolve(helmholtz_matrix(grid.shape, (grid.dx, grid.dy), boundary, s), b)
     found = host(solver.viscous.x).astype(float)
     # CG stops at |r| <= 1e-13 |b| (fp64) or 1e-5 |b| (fp32); the error of d is at most
     # cond(I - s L) <= 1 + 4 s (1/dx^2 + 1/dy^2) < 20 times that. Measured relative to max |d|:
@@ -213,6 +227,90 @@ def test_graph_replay_equals_eager_to_the_bit(backend_name, obstacle):
         assert max(solver.series["viscous_iterations"]) > 0
         return (*solver.face_velocities(), solver.pressure_field(),
                 np.array(solver.series["force_x"]))
+
+    for eager, replayed in zip(run(False), run(True)):
+        assert np.array_equal(eager, replayed)
+
+
+# -- 3D ------------------------------------------------------------------------------------------
+
+BOX_3D = {"x_lo": {"inflow": 1.0}, "x_hi": "outflow", "y_lo": "wall",
+          "y_hi": {"wall": [0.3, 0.1]}, "z_lo": "periodic", "z_hi": "periodic"}
+DUCT_3D = {"x_lo": "periodic", "x_hi": "periodic", "y_lo": "slip", "y_hi": "wall",
+           "z_lo": "wall", "z_hi": "outflow"}
+
+
+@pytest.mark.parametrize("boundary", [BOX_3D, DUCT_3D], ids=["inflow-outflow-wall", "duct"])
+@pytest.mark.parametrize("precision", ["fp64", "fp32"])
+def test_viscous_stage_in_3d_equals_scipy_spsolve(backend_name, boundary, precision):
+    """As in 2D: the last step's right-hand side solved here with the 3D matrix, and u* =
+    u^n + d on the predicted faces of u."""
+    grid = StructuredGrid(6, x=(0, 1.2), ny=5, y=(0, 1), nz=4, z=(0, 0.8))
+    solver = IncompressibleSolver3D(grid, boundary, nu=1.0, viscous="implicit", cfl=0.9,
+                                    backend=backend_name, precision=precision)
+    if precision == "fp64":
+        solver.viscous.solver.set_limits(1e-13, 500)
+    rng = np.random.default_rng(5)
+    solver.set_state(*(rng.standard_normal(x.shape) for x, _, _ in solver.face_coordinates()))
+    Simulation(solver, 1e9).step(3)
+    u_old = solver.face_velocities()[0]
+    Simulation(solver, 1e9).step(1)
+    host = solver.backend.to_host
+    s = 0.5 * 1.0 * solver.clock.read().dt
+    spacing = (grid.dx, grid.dy, grid.dz)
+    assert 4 * s * sum(1 / h**2 for h in spacing) > 5  # far past the explicit limit (1)
+    d = spla.spsolve(helmholtz_matrix(grid.shape, spacing, boundary, s),
+                     host(solver.viscous.b).astype(float))
+    found = host(solver.viscous.x).astype(float)
+    # Bounds as in 2D (condition number <= 1 + 4 s sum 1/h^2 = 10 here). Measured relative to
+    # max |d|: fp64 1e-13, fp32 1e-5.
+    tol = 1e-11 if precision == "fp64" else 2e-4
+    assert np.abs(found - d).max() <= tol * np.abs(d).max()
+    nx, ny, nz = grid.shape
+    d_u = d[:(nx + 1) * ny * nz].reshape(nz, ny, nx + 1).T
+    us = host(solver.q_star[0]).astype(float)[2:-2, 2:-2, 2:-2].T
+    inner = slice(0, nx) if boundary["x_lo"] == "periodic" else slice(1, nx)
+    eps = np.finfo(solver.dtype).eps
+    assert np.abs(us[inner] - u_old[inner] - d_u[inner]).max() \
+        <= tol * np.abs(d).max() + 4 * eps * np.abs(u_old).max()
+
+
+def test_abc_flow_with_crank_nicolson_converges_at_second_order():
+    """The exact Arnold-Beltrami-Childress flow (solvers/verification/abc_flow.py), nu = 0.5 so
+    that dt is far past the diffusion limit: second order in h (dt ~ h)."""
+    def error(n):
+        grid = StructuredGrid(n, x=(0, 2 * np.pi), ny=n, y=(0, 2 * np.pi), nz=n,
+                              z=(0, 2 * np.pi))
+        solver = IncompressibleSolver3D(
+            grid, dict.fromkeys(BOX_3D, "periodic"), nu=0.5, viscous="implicit", cfl=0.5,
+            backend="host", precision="fp64", reference_velocity=1.0, pressure_rtol=1e-10,
+            pressure_divergence=1e-12)
+        solver.viscous.solver.set_limits(1e-12, 500)
+        faces = solver.face_coordinates()
+        solver.set_state(*(abc(*xyz, axis) for axis, xyz in enumerate(faces)))
+        result = Simulation(solver, 0.5, steps_per_graph=10).run()
+        decay = np.exp(-0.5 * result.t)
+        return max(np.abs(q - abc(*xyz, axis) * decay).max()
+                   for axis, (q, xyz) in enumerate(zip(solver.face_velocities(), faces)))
+
+    errors = [error(n) for n in (8, 16, 32)]
+    rates = np.log2(np.array(errors[:-1]) / errors[1:])
+    # Measured rates: 1.90, 1.98 (the coarsest grid, 8^3, is not yet asymptotic).
+    assert np.all(rates >= 1.8), (errors, rates)
+
+
+def test_graph_replay_equals_eager_to_the_bit_in_3d(backend_name):
+    def run(graph):
+        grid = StructuredGrid(12, x=(0, 2), ny=6, y=(0, 1), nz=4, z=(0, 0.8))
+        solver = IncompressibleSolver3D(grid, BOX_3D, nu=0.05, viscous="implicit",
+                                        backend=backend_name)
+        solver.clock.set(t_stop=1e9)
+        stepper = Stepper(solver.backend, solver.step, steps_per_graph=3, graph=graph)
+        for _ in range(3):
+            stepper.advance()
+        solver.observe()
+        assert max(solver.series["viscous_iterations"]) > 0
+        return (*solver.face_velocities(), solver.pressure_field())
 
     for eager, replayed in zip(run(False), run(True)):
         assert np.array_equal(eager, replayed)

@@ -41,6 +41,11 @@ RUNS = {
         "mesh.nx": 8, "mesh.ny": 8, "mesh.nz": 8, "physics.nu": 0.2, "time.end": 3.0,
         "output.interval": 0.1, "scheme.steady_window": 0.05, "scheme.steady_tolerance": 3e-2,
         "scheme.advection": "central", "run.steps_per_graph": 5}, 0.2),
+    "incompressible3d:implicit": ("cavity3d_re1000.toml", {
+        "mesh.nx": 8, "mesh.ny": 8, "mesh.nz": 8, "physics.nu": 0.2, "time.end": 3.0,
+        "output.interval": 0.1, "scheme.steady_window": 0.05, "scheme.steady_tolerance": 3e-2,
+        "scheme.advection": "central", "scheme.viscous": "implicit",
+        "run.steps_per_graph": 5}, 0.2),
     # dt = 0.012 against outputs every 0.03: clipped steps rebuild the matrix.
     "heat": ("heat_plate.toml", {"mesh.cells": [5, 5], "time.end": 0.1, "time.dt": 0.012,
                                  "output.interval": 0.03, "run.steps_per_graph": 2}, 0.04),

@@ -48,11 +48,9 @@
 #define HIST_VISCOUS 8   // viscous stage iterations (0 with explicit viscosity)
 #define HIST_COLS 9
 
-// diag (double[DIAG_SIZE]): DIAG_STEADY .. DIAG_T_REF in mac_finish.h, and
-#define DIAG_VISCOUS_UNCONVERGED 5  // viscous stage solves that ended without converging
+// diag (double[8]): DIAG_* of mac_finish.h.
 // dt_prev (real[1]): dt of the previous step (0: none yet, AB2 starts as forward Euler); real,
 // so that the predictor has no FP64 arithmetic.
-
 
 // -- boundaries --------------------------------------------------------------------------------
 

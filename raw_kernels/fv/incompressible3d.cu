@@ -1,33 +1,37 @@
 // Incompressible Navier-Stokes on a 3D staggered (MAC) grid: the kernels of one time step
-// (driver: solvers/fv/incompressible3d/solver.py). The scheme is the 2D explicit one
-// (incompressible.cu) with a third axis; the per-line rules (boundary ghosts, transported
-// value, boundary faces, face gradient) are shared with it through mac_lines.h.
+// (driver: solvers/fv/incompressible3d/solver.py). The scheme is the 2D one (incompressible.cu)
+// with a third axis; the per-line rules (boundary ghosts, transported value, boundary faces,
+// face gradient) are shared with it through mac_lines.h.
 //
 // Unknowns: component a (u, v, w: a = 0, 1, 2) on the faces normal to axis a, pressure p per
 // cell. Component a's array has n_d + 2G cells along each axis d != a and n_a + 1 + 2G faces
-// along a, x fastest: q_a(i, j, k) = q_a[(i + G) + (j + G) s1 + (k + G) s2] (Mac3 below). Cell
+// along a, x fastest: q_a(i, j, k) = q_a[(i + G) + (j + G) s1 + (k + G) s2] (mac3.h). Cell
 // arrays (p, the pressure right-hand side b and solution x) have no ghosts: c = i + nx (j +
 // ny k), the numbering of solvers.linalg's StencilLaplacian.
 //
 // One step (after the clock's finish_dt):
 //   ins_boundary_scale  the inflow ramp factor at the new time (one thread)
 //   ins3_boundary (x3)  boundary faces and ghost layers: the x sides, then y, then z
-//   ins3_predict        u* = u + dt (a N + c N_old), AB2 of N = -div(u u) + nu lap u + f
-//   ins3_divergence     b = -div u*, x = dt p, the pressure solve's guess
+//   ins3_predict        u* = u + dt (a N + c N_old), AB2 of N = -div(u u) + nu lap u + f;
+//                       implicit viscosity: the viscous stage's right-hand side instead
+//   (implicit: the viscous stage (I - s L) d = rhs by CG, then u* = u + d: viscous3d.cu)
+//   ins3_divergence     b = -div u*, x = dt p (implicit: 0), the pressure solve's guess
 //   (the pressure solve A x = b, A = -lap with the wall / outflow kinds, in solvers.linalg)
-//   ins3_correct        u = u* - grad x, p = x / dt, and per block: the stability rate, the
-//                       largest change from the reference velocity, the largest velocity,
-//                       |div u| and the sum of the kinetic energy of the faces
+//   ins3_correct        u = u* - grad x, p = x / dt (implicit: p += x / dt), and per block:
+//                       the stability rate, the largest change from the reference velocity,
+//                       the largest velocity, |div u| and the sum of the faces' kinetic energy
 //   ins3_finish         one block: reductions, steady-state test, history row, AB2 dt memory
 //
-// Compile-time, from the driver: G (ghost layers), ADVECTION (1 central, 2 QUICK), BX, BY, BZ
-// (threads of a face block along x, y, z; BX BY BZ a power of two, also ins3_finish's block).
+// Compile-time, from the driver: G (ghost layers), ADVECTION (1 central, 2 QUICK), IMPLICIT
+// (0 explicit viscosity, 1 implicit), BX, BY, BZ (threads of a face block along x, y, z;
+// BX BY BZ a power of two, also ins3_finish's block).
 // BZ is 1: the block reductions of reduce.h span a block's x and y; blockIdx.z walks z.
 #include "prelude.h"
 #include "reduce.h"
 #include "clock.h"
-#include "mac_lines.h"
+#include "mac3.h"
 #include "mac_finish.h"
+#include "viscous_rows.h"
 
 #if !defined(BX) || !defined(BY) || !defined(BZ)
 #error "BX, BY and BZ (the threads of a face block along x, y and z) must be defined"
@@ -45,43 +49,10 @@
 #define HIST_ITER 4      // pressure iterations
 #define HIST_STATUS 5    // pressure solve status (1 converged)
 #define HIST_ENERGY 6    // kinetic energy per unit volume of u^{n+1}, 1/V sum |u|^2 / 2 dV
-#define HIST_COLS 7
+#define HIST_VISCOUS 7   // viscous stage iterations (0 with explicit viscosity)
+#define HIST_COLS 8
 
 // diag (double[8]): DIAG_* of mac_finish.h
-
-// The face layout: n cells per axis, s[a][d] the stride of component a's array along axis d.
-struct Mac3 {
-    int n[3];
-    int s[3][3];
-};
-
-DEVICE Mac3 mac3(int nx, int ny, int nz)
-{
-    Mac3 m;
-    m.n[0] = nx;
-    m.n[1] = ny;
-    m.n[2] = nz;
-    for (int a = 0; a < 3; ++a) {
-        const int ex = nx + 2 * G + (a == 0), ey = ny + 2 * G + (a == 1);
-        m.s[a][0] = 1;
-        m.s[a][1] = ex;
-        m.s[a][2] = ex * ey;
-    }
-    return m;
-}
-
-DEVICE int face_index(const Mac3& m, int a, const int* pos)
-{
-    return (pos[0] + G) + (pos[1] + G) * m.s[a][1] + (pos[2] + G) * m.s[a][2];
-}
-
-// Whether component a has a face at pos: 0..n along a, 0..n-1 across.
-DEVICE bool has_face(const Mac3& m, int a, const int* pos)
-{
-    for (int d = 0; d < 3; ++d)
-        if (pos[d] < 0 || pos[d] > m.n[d] - (d != a)) return false;
-    return true;
-}
 
 // The inflow ramp factor at time t: 1/2 (1 - cos(pi t / ramp)) until t = ramp, then 1.
 REDUCTION KERNEL void ins_boundary_scale(const double* __restrict__ ctrl, real* __restrict__ scale,
@@ -143,6 +114,19 @@ KERNEL void ins3_boundary(real* __restrict__ u, real* __restrict__ v, real* __re
 
 // -- momentum predictor ------------------------------------------------------------------------
 
+// The gradient of the cell field x at component a's face pos into *grad (face_gradient of
+// mac_lines.h along a); false where x has none (a wall or inflow face).
+DEVICE bool gradient_at(const real* __restrict__ x, const Mac3& m, int a, const int* pos,
+                        const int* kinds, const real* inv, real* grad)
+{
+    const int cell_stride[3] = {1, m.n[0], m.n[0] * m.n[1]};
+    int base = 0;
+    for (int d = 0; d < 3; ++d)
+        if (d != a) base += pos[d] * cell_stride[d];
+    return face_gradient(x, pos[a], m.n[a], cell_stride[a], base, kinds[2 * a],
+                         kinds[2 * a + 1], inv[a], grad);
+}
+
 // The advective rate -d(q w)/dx_d of q at its face c along one axis d (stride s, 1/h = inv),
 // with w_lo, w_hi the advecting velocity at the flux points below and above; adds q's second
 // difference along d to *lap.
@@ -183,14 +167,17 @@ DEVICE real momentum3(real* const* q, const Mac3& m, int a, const int* pos, int 
 }
 
 // One thread per (i, j, k) with i <= nx, j <= ny, k <= nz: the faces of u, v and w there
-// (where they exist). Interior faces: u* = u^n + dt AB2(N), N = a + nu lap kept for the next
-// step; boundary faces keep their value (outflow faces copy the face inside them). kinds: the
-// six sides' boundary kinds (x_lo, x_hi, y_lo, ...).
+// (where they exist). Interior faces, explicit viscosity: u* = u^n + dt AB2(N), N = a + nu lap
+// kept for the next step; implicit (IMPLICIT 1): the viscous stage's right-hand side
+// dt (AB2(a) + nu lap - grad p^n) into rhs (packed, mac3.h; 0 on identity rows and at dt = 0),
+// N = a kept, and viscous3d.cu sets u*. Boundary faces keep their value (outflow faces copy the
+// face inside them). kinds: the six sides' boundary kinds (x_lo, x_hi, y_lo, ...).
 KERNEL void ins3_predict(real* __restrict__ u, real* __restrict__ v, real* __restrict__ w,
                          real* __restrict__ us, real* __restrict__ vs, real* __restrict__ ws,
                          real* __restrict__ nu_old, real* __restrict__ nv_old,
-                         real* __restrict__ nw_old, const real* __restrict__ dt_now,
-                         const real* __restrict__ dt_prev, int nx, int ny, int nz, real inv_dx,
+                         real* __restrict__ nw_old, const real* __restrict__ p,
+                         const real* __restrict__ dt_now, const real* __restrict__ dt_prev,
+                         real* __restrict__ rhs, int nx, int ny, int nz, real inv_dx,
                          real inv_dy, real inv_dz, real nu, real fx, real fy, real fz,
                          int kx_lo, int kx_hi, int ky_lo, int ky_hi, int kz_lo, int kz_hi)
 {
@@ -204,10 +191,19 @@ KERNEL void ins3_predict(real* __restrict__ u, real* __restrict__ v, real* __res
     const int kinds[6] = {kx_lo, kx_hi, ky_lo, ky_hi, kz_lo, kz_hi};
     const real dt = dt_now[0];
     const real c_old = dt_prev[0] > R(0) ? -dt / (R(2) * dt_prev[0]) : R(0), c_new = R(1) - c_old;
+#if !IMPLICIT
+    (void)p;
+    (void)rhs;
+#endif
     for (int a = 0; a < 3; ++a) {
         if (!has_face(m, a, pos)) continue;
         const int c = face_index(m, a, pos), i = pos[a], n = m.n[a];
         const int lo = kinds[2 * a], hi = kinds[2 * a + 1];
+#if IMPLICIT
+        int stride[3];
+        const int r = packed3(m, a, pos, stride);
+        if (identity_row(i, n, lo, hi) || !(dt > R(0))) rhs[r] = R(0);
+#endif
         if (boundary_face(i, n, lo, hi)) {
             const bool out = (i == 0 ? lo : hi) == BC_OUTFLOW;
             q_star[a][c] = out ? q[a][c + (i == 0 ? 1 : -1) * m.s[a][a]] : q[a][c];
@@ -216,18 +212,27 @@ KERNEL void ins3_predict(real* __restrict__ u, real* __restrict__ v, real* __res
         } else {
             real lap;
             const real rate = momentum3(q, m, a, pos, c, inv, force[a], &lap);
+#if IMPLICIT
+            real grad = R(0);
+            gradient_at(p, m, a, pos, kinds, inv, &grad);
+            const real ab2 = c_new * rate + c_old * n_old[a][c] + nu * lap - grad;
+            n_old[a][c] = rate;
+            if (!periodic_copy(i, n, hi)) rhs[r] = dt * ab2;
+#else
             const real n_new = rate + nu * lap;
             const real ab2 = c_new * n_new + c_old * n_old[a][c];
             n_old[a][c] = n_new;
             q_star[a][c] = q[a][c] + dt * ab2;
+#endif
         }
     }
 }
 
 // -- projection --------------------------------------------------------------------------------
 
-// The pressure system's right-hand side b = -div u* and initial guess x = dt p (the total
-// pressure: the solve then starts from the incremental scheme's residual). One thread a cell.
+// The pressure system's right-hand side b = -div u* and initial guess: explicit x = dt p (the
+// total pressure: the solve then starts from the incremental scheme's residual), implicit
+// x = 0 (the increment: u* already holds -dt grad p^n). One thread a cell.
 KERNEL void ins3_divergence(const real* __restrict__ us, const real* __restrict__ vs,
                             const real* __restrict__ ws, const real* __restrict__ p,
                             const real* __restrict__ dt_now, real* __restrict__ b,
@@ -247,25 +252,26 @@ KERNEL void ins3_divergence(const real* __restrict__ us, const real* __restrict_
     }
     const long long cell = pos[0] + (long long)nx * (pos[1] + (long long)ny * pos[2]);
     b[cell] = -div;
+#if IMPLICIT
+    (void)p;
+    (void)dt_now;
+    x[cell] = R(0);
+#else
     x[cell] = dt_now[0] * p[cell];
+#endif
 }
 
 // The corrected value of component a at face pos: u* - grad x (u* where x has no gradient).
 DEVICE real corrected(const real* __restrict__ q_star, const real* __restrict__ x, const Mac3& m,
                       int a, const int* pos, const int* kinds, const real* inv)
 {
-    const int cell_stride[3] = {1, m.n[0], m.n[0] * m.n[1]};
-    int base = 0;
-    for (int d = 0; d < 3; ++d)
-        if (d != a) base += pos[d] * cell_stride[d];
     real grad = R(0);
-    const bool has = face_gradient(x, pos[a], m.n[a], cell_stride[a], base, kinds[2 * a],
-                                   kinds[2 * a + 1], inv[a], &grad);
+    const bool has = gradient_at(x, m, a, pos, kinds, inv, &grad);
     const real value = q_star[face_index(m, a, pos)];
     return has ? value - grad : value;
 }
 
-// u = u* - grad x, p = x / dt, one thread per (i, j, k) as ins3_predict. Per block: the largest
+// u = u* - grad x, p = x / dt (implicit: p += x / dt), one thread per (i, j, k) as ins3_predict. Per block: the largest
 // stability rate max(|u|/dx + |v|/dy + |w|/dz, rate_floor) + diffusion_rate into rates[block],
 // and into partials[k * blocks + block]: k = 0 max |u_new - u_ref|, 1 max |u_new|, 2 max
 // |div u_new|, 3 the sum of weight q^2 / 2 / ncells over the block's faces (weight 1, 1/2 on a
@@ -316,7 +322,11 @@ BLOCK_KERNEL void ins3_correct(real* __restrict__ u, real* __restrict__ v, real*
         }
         if (pos[0] < nx && pos[1] < ny && pos[2] < nz && moving) {
             const int cell = pos[0] + nx * (pos[1] + ny * pos[2]);
+#if IMPLICIT
+            p[cell] += x[cell] / dt_now[0];
+#else
             p[cell] = x[cell] / dt_now[0];
+#endif
             // The new divergence from this thread's corrected faces and the corrections of the
             // cell's high faces, recomputed here (the same bits as their owners write).
             for (int a = 0; a < 3; ++a) {
@@ -364,6 +374,8 @@ REDUCTION BLOCK_KERNEL void ins3_finish(const real* __restrict__ partials, int b
                                         double* __restrict__ ctrl,
                                         const double* __restrict__ krylov_state,
                                         const int* __restrict__ krylov_done,
+                                        const double* __restrict__ viscous_state,
+                                        const int* __restrict__ viscous_done,
                                         double* __restrict__ diag, real* __restrict__ dt_prev,
                                         double* __restrict__ history, int hist_rows,
                                         double steady_tol, double window,
@@ -410,6 +422,14 @@ REDUCTION BLOCK_KERNEL void ins3_finish(const real* __restrict__ partials, int b
                 row[HIST_ITER] = (double)iterations;
                 row[HIST_STATUS] = (double)status;
                 row[HIST_ENERGY] = s_energy[0];
+#if IMPLICIT
+                row[HIST_VISCOUS] = viscous_state[4];
+                if (viscous_done[0] != 1) diag[DIAG_VISCOUS_UNCONVERGED] += 1.0;
+#else
+                (void)viscous_state;
+                (void)viscous_done;
+                row[HIST_VISCOUS] = 0.0;
+#endif
                 close_step_record(ctrl, diag, dt_prev, refresh, rate, finite, iterations, status,
                                   steady_tol, window, dt);
             }

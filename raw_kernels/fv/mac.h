@@ -23,6 +23,3 @@ DEVICE int iv(const Faces& f, int i, int j) { return (i + G) + (j + G) * f.sv; }
 // i + (nx + 1) j, then the v faces at (nx + 1) ny + i + nx j, no ghosts.
 DEVICE int packed_u(int nx, int i, int j) { return i + (nx + 1) * j; }
 DEVICE int packed_v(int nx, int ny, int i, int j) { return (nx + 1) * ny + i + nx * j; }
-
-// Whether face i (0..n) of an axis is the copy of face 0 on a periodic axis (face n).
-DEVICE bool periodic_copy(int i, int n, int kind_hi) { return i == n && kind_hi == BC_PERIODIC; }

@@ -4,12 +4,13 @@
 // Needs clock.h (CTRL_T) before it.
 #pragma once
 
-// diag (double[8]; the 2D solver adds DIAG_VISCOUS_UNCONVERGED = 5)
+// diag (double[8])
 #define DIAG_STEADY 0       // 1 once the change rate fell below the tolerance
 #define DIAG_UNCONVERGED 1  // pressure solves that ended without converging
 #define DIAG_MAX_ITER 2     // most pressure iterations of one step
 #define DIAG_ROWS 3         // history rows written so far
 #define DIAG_T_REF 4        // time of the reference velocity of the steady-state test
+#define DIAG_VISCOUS_UNCONVERGED 5  // implicit viscous stage solves that ended unconverged
 
 // The steady-state test's rate max |u - u_ref| / ((t - t_ref) max |u|) of this step.
 DEVICE double change_rate(const double* __restrict__ ctrl, const double* __restrict__ diag,

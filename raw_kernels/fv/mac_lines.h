@@ -94,3 +94,6 @@ DEVICE bool face_gradient(const real* __restrict__ x, int i, int n, int stride, 
     }
     return false;
 }
+
+// Whether face i (0..n) of an axis is the copy of face 0 on a periodic axis (face n).
+DEVICE bool periodic_copy(int i, int n, int kind_hi) { return i == n && kind_hi == BC_PERIODIC; }

@@ -30,12 +30,12 @@ SECTIONS = {
                                 "along y)"),
     },
     "scheme": {
-        **{key: value for key, value in SECTIONS_2D["scheme"].items() if key != "viscous"},
+        **SECTIONS_2D["scheme"],
         "advection": Key("choice", "central", choices=tuple(ADVECTION),
                          help="central (2nd order) or quick (upwind-biased, for high Re)"),
         "cfl": Key("float", 0.5, minimum=0, exclusive_minimum=True,
-                   help="dt = cfl / (|u|/dx + |v|/dy + |w|/dz + the diffusion limit), on the "
-                   "device"),
+                   help="dt = cfl / (|u|/dx + |v|/dy + |w|/dz + the diffusion limit if "
+                   "explicit), on the device"),
     },
     "pressure": {
         **SECTIONS_2D["pressure"],
@@ -124,7 +124,8 @@ def build(case):
     with solver_errors(case):
         solver = IncompressibleSolver3D(
             grid, boundary_of(case, grid), physics["nu"], advection=scheme["advection"],
-            cfl=scheme["cfl"], force=tuple(physics[f"force_{a}"] for a in AXES),
+            viscous=scheme["viscous"], cfl=scheme["cfl"],
+            force=tuple(physics[f"force_{a}"] for a in AXES),
             reference_velocity=physics["reference_velocity"],
             reference_length=physics["reference_length"],
             pressure_preconditioner=pressure["preconditioner"], pressure_rtol=pressure["rtol"],

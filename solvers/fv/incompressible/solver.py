@@ -44,7 +44,7 @@ from .fields import (
     node_vorticity,
 )
 from .pressure import pressure_solver
-from .viscous import THETA, VISCOUS, ViscousStage
+from .viscous import THETA, VISCOUS, FaceHelmholtz, ViscousStage, packed_size
 
 ADVECTION = {"central": 1, "quick": 2}
 SOURCE = "fv/incompressible.cu"
@@ -59,9 +59,7 @@ HIST_COLUMNS = ("t", "dt", "force_x", "force_y", "change_rate", "max_divergence"
 (DIAG_STEADY, DIAG_UNCONVERGED, DIAG_MAX_ITER, DIAG_ROWS, DIAG_T_REF,
  DIAG_VISCOUS_UNCONVERGED) = range(6)
 DIFFUSION_LIMIT = 0.8  # fraction of AB2's real-axis stability limit dt |lambda| <= 1
-# The viscous stage's CG stops at |r| <= max(VISCOUS_RTOL |b|, VISCOUS_ATOL U_ref sqrt(n)):
-# the increment to 1e-5 of itself, or an RMS residual of 1e-7 U_ref (near fp32 rounding of u).
-VISCOUS_RTOL, VISCOUS_ATOL, VISCOUS_MAXITER = 1e-5, 1e-7, 200
+VISCOUS_THREADS = 256  # threads of a viscous_helmholtz block (one thread a face)
 
 
 def kernel_defines(advection, obstacle, implicit):
@@ -232,12 +230,14 @@ class IncompressibleSolver(SeriesCheckpoint, TimeDependentSolver):
         """The implicit viscous stage and its launch u* = u^n + d (viscous.py)."""
         b, grid = self.backend, self.grid
         module = b.module(VISCOUS_SOURCE, self.dtype, viscous_defines(self.has_obstacle))
-        stage = ViscousStage((grid.nx, grid.ny), (grid.dx, grid.dy), codes, self.nu,
-                             THETA[viscous], self.clock.dt, module, b, self.dtype, VISCOUS_RTOL,
-                             VISCOUS_ATOL * self.reference_velocity, VISCOUS_MAXITER)
-        self._increment = stage.bind_increment(module, self.face_grid, BLOCK, self.u, self.v,
-                                               self.us, self.vs, (self.mask_u, self.mask_v),
-                                               codes)
+        shape = (grid.nx, grid.ny)
+        launch = (-(-packed_size(shape) // VISCOUS_THREADS), VISCOUS_THREADS)
+        operator = FaceHelmholtz(shape, (grid.dx, grid.dy), codes, THETA[viscous] * self.nu,
+                                 self.clock.dt, module.viscous_helmholtz, launch, b, self.dtype)
+        stage = ViscousStage(operator, self.reference_velocity)
+        self._increment = module.ins_viscous_increment.bind(
+            self.face_grid, BLOCK, self.us, self.vs, self.u, self.v, stage.x, self.mask_u,
+            self.mask_v, *shape, *codes)
         return stage
 
     # -- geometry ------------------------------------------------------------------------------

@@ -18,26 +18,34 @@ import numpy as np
 from ...linalg import ConjugateGradient
 from ...linalg.operator import LinearOperator, overlap
 
-SOURCE = "fv/viscous.cu"
-THREADS = 256  # threads of a viscous_helmholtz block
 THETA = {"implicit": 0.5, "backward_euler": 1.0}  # scheme.viscous -> theta ("explicit": none)
 VISCOUS = ("explicit", *THETA)
+# The stage's CG stops at |r| <= max(RTOL |b|, ATOL U_ref sqrt(n)): the increment to 1e-5 of
+# itself, or an RMS residual of 1e-7 U_ref (near the fp32 rounding of u); at most MAXITER.
+RTOL, ATOL, MAXITER = 1e-5, 1e-7, 200
+
+
+def packed_size(shape):
+    """Faces of every component of a 2D or 3D MAC grid of `shape` cells: the packed vector's
+    length (component a has n_a + 1 faces along its axis)."""
+    return sum(int(np.prod([n + (d == a) for d, n in enumerate(shape)]))
+               for a in range(len(shape)))
 
 
 class FaceHelmholtz(LinearOperator):
-    """y = (I - s L) d over the packed face vector of a MAC grid (u faces, then v faces; see
-    raw_kernels/fv/mac.h), s = theta nu dt[0] with dt a device array (the clock's).
+    """y = (I - s L) d over the packed face vector of a 2D or 3D MAC grid (raw_kernels/fv/
+    mac.h, mac3.h), s = theta nu dt[0] with dt a device array (the clock's).
 
-    shape (nx, ny), spacing (dx, dy), codes: the sides' boundary kinds (boundary.KINDS) in
-    SIDES order; module: the compiled viscous.cu."""
+    shape and spacing of the grid's cells, codes: the sides' boundary kinds (boundary.KINDS) in
+    SIDES order; kernel: viscous_helmholtz of the compiled viscous.cu or viscous3d.cu, launched
+    on `launch` = (grid, block)."""
 
-    def __init__(self, shape, spacing, codes, theta_nu, dt, module, backend, dtype):
-        nx, ny = shape
-        super().__init__((nx + 1) * ny + nx * (ny + 1), dtype, backend)
-        self.shape, self.codes, self.dt = (nx, ny), tuple(codes), dt
+    def __init__(self, shape, spacing, codes, theta_nu, dt, kernel, launch, backend, dtype):
+        super().__init__(packed_size(shape), dtype, backend)
+        self.shape, self.codes, self.dt, self.launch = tuple(shape), tuple(codes), dt, launch
         self.theta_nu = float(theta_nu)
         self.weights = tuple(1.0 / h**2 for h in spacing)
-        self._kernel = module.viscous_helmholtz
+        self._kernel = kernel
 
     def bind(self, x, y):
         """A callable that launches y = (I - s L) x (capturable)."""
@@ -45,8 +53,8 @@ class FaceHelmholtz(LinearOperator):
         self.check_vector(y, "y")
         if overlap(x, y):
             raise ValueError("x and y must not overlap")
-        return self._kernel.bind(-(-self.n // THREADS), THREADS, x, y, self.dt, self.theta_nu,
-                                 *self.shape, *self.weights, *self.codes)
+        return self._kernel.bind(*self.launch, x, y, self.dt, self.theta_nu, *self.shape,
+                                 *self.weights, *self.codes)
 
     def diagonal(self):
         raise NotImplementedError("the diagonal changes with dt on the device: the viscous "
@@ -54,25 +62,15 @@ class FaceHelmholtz(LinearOperator):
 
 
 class ViscousStage:
-    """The viscous stage's CG solve (its b: the right-hand side ins_predict writes; its x: the
-    increment, which starts from the last step's) and the launch setting u* = u^n + d."""
+    """The viscous stage's CG solve: its b is the right-hand side the predictor writes, its x
+    the increment d, which starts from the last step's (the solver then sets u* = u^n + d)."""
 
-    def __init__(self, shape, spacing, codes, nu, theta, dt, module, backend, dtype, rtol,
-                 rms_atol, maxiter):
-        self.operator = FaceHelmholtz(shape, spacing, codes, theta * nu, dt, module, backend,
-                                      dtype)
-        atol = rms_atol * np.sqrt(self.operator.n)  # |r| for an RMS residual of rms_atol
-        self.solver = ConjugateGradient(self.operator, None, rtol=rtol, atol=atol,
-                                        maxiter=maxiter)
+    def __init__(self, operator, reference_velocity):
+        self.operator = operator
+        atol = ATOL * reference_velocity * np.sqrt(operator.n)
+        self.solver = ConjugateGradient(operator, None, rtol=RTOL, atol=atol, maxiter=MAXITER)
         self.b, self.x = self.solver.b, self.solver.x
-
-    def bind_increment(self, module, face_grid, block, u, v, us, vs, masks, codes):
-        """A launch of u* = u^n + d on the predicted faces (bodies' faces set to rest)."""
-        nx, ny = self.operator.shape
-        return module.ins_viscous_increment.bind(face_grid, block, us, vs, u, v, self.x,
-                                                 *masks, nx, ny, *codes)
 
     def reset(self, backend):
         """Forget the last increment (a new state)."""
         backend.fill(self.x, 0)
-

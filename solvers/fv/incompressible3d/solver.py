@@ -1,10 +1,13 @@
 """Incompressible Navier-Stokes equations (unit density) on a 3D staggered (MAC) grid:
 u_t + div(u u) = -grad p + nu lap u + f, div u = 0.
 
-The scheme of the 2D solver's explicit path (solvers/fv/incompressible/solver.py), one launch
-per stage (raw_kernels/fv/incompressible3d.cu):
+The scheme of the 2D solver (solvers/fv/incompressible/solver.py), one launch per stage
+(raw_kernels/fv/incompressible3d.cu, viscous3d.cu):
 - momentum predictor u* = u^n + dt (a N^n + c N^{n-1}), N = -div(u u) + nu lap u + f,
-  conservative central (or QUICK) fluxes, variable-dt Adams-Bashforth 2;
+  conservative central (or QUICK) fluxes, variable-dt Adams-Bashforth 2; or with implicit
+  viscosity AB2 for advection and the viscous stage of incompressible/viscous.py (Crank-Nicolson
+  or backward Euler, the three components' Helmholtz systems by CG in the step), with the
+  pressure in incremental form;
 - incremental pressure correction: A x = -div u* (A = -lap: Neumann at walls, slip and inflow,
   Dirichlet at outflow, periodic) from the guess x = dt p^n by CG with multigrid, looping on the
   device inside the step's graph; u^{n+1} = u* - grad x, p^{n+1} = x / dt;
@@ -21,11 +24,13 @@ from ...mesh import StructuredGrid
 from ...solver import BackendLike, TimeDependentSolver
 from ..incompressible.checkpoint import SeriesCheckpoint
 from ..incompressible.pressure import pressure_solver
+from ..incompressible.viscous import THETA, VISCOUS, FaceHelmholtz, ViscousStage
 from .boundary import parse_boundaries
 from .fields import cell_velocity, centreline_profiles
 
 ADVECTION = {"central": 1, "quick": 2}
 SOURCE = "fv/incompressible3d.cu"
+VISCOUS_SOURCE = "fv/viscous3d.cu"
 G = 2  # ghost layers
 BLOCK = (32, 8, 1)  # threads of a face block (BX, BY, BZ); 256, a power of two; BZ = 1
 # (the kernels' block reductions span x and y)
@@ -33,21 +38,28 @@ FILL_THREADS = 128
 FINISH_THREADS = BLOCK[0] * BLOCK[1] * BLOCK[2]
 HISTORY_ROWS = 4096  # steps kept on the device between two observe() calls
 HIST_COLUMNS = ("t", "dt", "change_rate", "max_divergence", "pressure_iterations",
-                "pressure_status", "kinetic_energy")
-DIAG_STEADY, DIAG_UNCONVERGED, DIAG_MAX_ITER, DIAG_ROWS, DIAG_T_REF = range(5)
+                "pressure_status", "kinetic_energy", "viscous_iterations")
+(DIAG_STEADY, DIAG_UNCONVERGED, DIAG_MAX_ITER, DIAG_ROWS, DIAG_T_REF,
+ DIAG_VISCOUS_UNCONVERGED) = range(6)
 DIFFUSION_LIMIT = 0.8  # fraction of AB2's real-axis stability limit dt |lambda| <= 1
 COMPONENTS = ("u", "v", "w")
 
 
-def kernel_defines(advection):
-    return {"ADVECTION": ADVECTION[advection], "G": G, "BX": BLOCK[0], "BY": BLOCK[1],
-            "BZ": BLOCK[2]}
+def kernel_defines(advection, implicit):
+    return {"ADVECTION": ADVECTION[advection], "IMPLICIT": int(bool(implicit)),
+            **viscous_defines()}
+
+
+def viscous_defines():
+    return {"G": G, "BX": BLOCK[0], "BY": BLOCK[1], "BZ": BLOCK[2]}
 
 
 def compiled_kernels():
     """Every (source, defines) this module compiles (REAL_BITS aside)."""
     for advection in ADVECTION:
-        yield SOURCE, kernel_defines(advection)
+        for implicit in (False, True):
+            yield SOURCE, kernel_defines(advection, implicit)
+    yield VISCOUS_SOURCE, viscous_defines()
 
 
 def _blocks(n, size):
@@ -61,6 +73,8 @@ class IncompressibleSolver3D(SeriesCheckpoint, TimeDependentSolver):
     boundary            {side: spec} of the six sides, see boundary.py
     nu                  kinematic viscosity
     advection           'central' or 'quick'
+    viscous             'explicit', 'implicit' (Crank-Nicolson) or 'backward_euler', as the 2D
+                        solver: implicit ones leave dt to the advective CFL
     force               constant body force (fx, fy, fz)
     reference_velocity  U_ref of the steady test's and the pressure floor's scale (default: the
                         largest boundary speed, else 1); reference_length L_ref (default: the
@@ -75,7 +89,8 @@ class IncompressibleSolver3D(SeriesCheckpoint, TimeDependentSolver):
     name = "incompressible3d"
 
     def __init__(self, grid: StructuredGrid, boundary: dict, nu: float,
-                 advection: str = "central", cfl: float = 0.5, force=(0.0, 0.0, 0.0),
+                 advection: str = "central", viscous: str = "explicit", cfl: float = 0.5,
+                 force=(0.0, 0.0, 0.0),
                  reference_velocity=None, reference_length=None,
                  pressure_preconditioner="multigrid", pressure_rtol=1e-6, pressure_maxiter=None,
                  pressure_divergence=1e-6, steady_tolerance=0.0, steady_window=None,
@@ -87,6 +102,9 @@ class IncompressibleSolver3D(SeriesCheckpoint, TimeDependentSolver):
         if advection not in ADVECTION:
             raise ValueError(f"advection must be one of {', '.join(ADVECTION)}, got "
                              f"'{advection}'")
+        if viscous not in VISCOUS:
+            raise ValueError(f"viscous must be one of {', '.join(VISCOUS)}, got '{viscous}'")
+        self.implicit = viscous != "explicit"
         self.mesh = self.grid = grid
         self.nu = float(nu)
         self.boundaries = parse_boundaries(boundary, grid.shape)
@@ -98,7 +116,7 @@ class IncompressibleSolver3D(SeriesCheckpoint, TimeDependentSolver):
         self.steady_tolerance = float(steady_tolerance)
         self.steady_window = float(steady_window or
                                    0.1 * self.reference_length / self.reference_velocity)
-        self.scheme = {"advection": advection, "viscous": "explicit", "cfl": cfl,
+        self.scheme = {"advection": advection, "viscous": viscous, "cfl": cfl,
                        "time": "adams_bashforth2", "projection": "incremental",
                        "pressure": pressure_preconditioner, "pressure_rtol": pressure_rtol}
         n = grid.shape
@@ -133,11 +151,27 @@ class IncompressibleSolver3D(SeriesCheckpoint, TimeDependentSolver):
         self.dt_prev = b.zeros((1,), dtype)
         self.history = b.zeros((HISTORY_ROWS * len(HIST_COLUMNS),), np.float64)
         inv = tuple(1.0 / h for h in self.spacing)
-        self.diffusion_rate = cfl * 4 * self.nu * sum(i**2 for i in inv) / DIFFUSION_LIMIT
-        self.rate_floor = speed * sum(inv)
-        self._bind(b.module(SOURCE, dtype, kernel_defines(advection)), blocks, inv,
-                   float(inflow_ramp))
+        # Implicit viscosity: no diffusion limit, and U_ref bounds dt before the flow moves.
+        self.diffusion_rate = 0.0 if self.implicit else \
+            cfl * 4 * self.nu * sum(i**2 for i in inv) / DIFFUSION_LIMIT
+        self.rate_floor = (max(speed, self.reference_velocity) if self.implicit
+                           else speed) * sum(inv)
+        self.viscous = self._viscous_stage(viscous) if self.implicit else None
+        self._bind(b.module(SOURCE, dtype, kernel_defines(advection, self.implicit)), blocks,
+                   inv, float(inflow_ramp))
         self.set_state(*(np.zeros(shape[::-1]) for shape in self.face_shapes_interior()))
+
+    def _viscous_stage(self, viscous):
+        """The implicit viscous stage and its launch u* = u^n + d."""
+        module = self.backend.module(VISCOUS_SOURCE, self.dtype, viscous_defines())
+        codes = self.boundaries.codes
+        operator = FaceHelmholtz(self.grid.shape, self.spacing, codes, THETA[viscous] * self.nu,
+                                 self.clock.dt, module.viscous_helmholtz,
+                                 (self.face_grid, BLOCK), self.backend, self.dtype)
+        stage = ViscousStage(operator, self.reference_velocity)
+        self._increment = module.ins3_viscous_increment.bind(
+            self.face_grid, BLOCK, *self.q_star, *self.q, stage.x, *self.grid.shape, *codes)
+        return stage
 
     def _bind(self, k, blocks, inv, ramp):
         """The launches of one step."""
@@ -149,9 +183,10 @@ class IncompressibleSolver3D(SeriesCheckpoint, TimeDependentSolver):
             *n, a, codes[2 * a], codes[2 * a + 1], *self.boundaries.wall_speeds[2 * a],
             *self.boundaries.wall_speeds[2 * a + 1], self.inflow[a], self.scale, fix)
             for a, (b, c) in ((0, (1, 2)), (1, (0, 2)), (2, (0, 1)))] for fix in (0, 1)}
+        rhs = self.viscous.b if self.implicit else self.dt_prev  # (unused when explicit)
         self._predict = k.ins3_predict.bind(
-            self.face_grid, BLOCK, *q, *q_star, *self.n_old, self.clock.dt, self.dt_prev, *n,
-            *inv, self.nu, *self.force, *codes)
+            self.face_grid, BLOCK, *q, *q_star, *self.n_old, self.p, self.clock.dt,
+            self.dt_prev, rhs, *n, *inv, self.nu, *self.force, *codes)
         self._divergence = k.ins3_divergence.bind(
             tuple(_blocks(n[d], BLOCK[d]) for d in range(3)), BLOCK, *q_star, self.p,
             self.clock.dt, solver.b, solver.x, *n, *inv)
@@ -159,10 +194,11 @@ class IncompressibleSolver3D(SeriesCheckpoint, TimeDependentSolver):
             self.face_grid, BLOCK, *q, *q_star, solver.x, self.p, self.clock.dt, *n, *inv,
             *codes, self.diffusion_rate, self.rate_floor, 1.0 / self.grid.ncells,
             self.clock.rates, self.partials, *self.q_ref, self.refresh)
+        viscous = self.viscous.solver if self.implicit else solver  # (unused if explicit)
         self._finish = k.ins3_finish.bind(
             1, FINISH_THREADS, self.partials, blocks, self.clock.ctrl, solver.state,
-            solver.done, self.diag, self.dt_prev, self.history, HISTORY_ROWS,
-            self.steady_tolerance, self.steady_window, self.refresh)
+            solver.done, viscous.state, viscous.done, self.diag, self.dt_prev, self.history,
+            HISTORY_ROWS, self.steady_tolerance, self.steady_window, self.refresh)
 
     # -- geometry ------------------------------------------------------------------------------
     def face_shapes_interior(self):
@@ -195,6 +231,8 @@ class IncompressibleSolver3D(SeriesCheckpoint, TimeDependentSolver):
         self.backend.write(self.p, pressure.T.ravel().astype(self.dtype))
         for array in (*self.n_old, self.dt_prev, self.refresh):
             self.backend.fill(array, 0)
+        if self.implicit:
+            self.viscous.reset(self.backend)
         diag = np.zeros(8)
         diag[DIAG_T_REF] = t
         self.backend.write(self.diag, diag)
@@ -239,6 +277,9 @@ class IncompressibleSolver3D(SeriesCheckpoint, TimeDependentSolver):
         for launch in self._fill[1]:
             launch()
         self._predict()
+        if self.implicit:
+            self.viscous.solver.launch_solve()
+            self._increment()
         self._divergence()
         self.pressure.launch_solve()
         self._correct()
@@ -261,12 +302,15 @@ class IncompressibleSolver3D(SeriesCheckpoint, TimeDependentSolver):
                   "diag": self.diag, "history": self.history}
         for name, q, n_old, q_ref in zip(COMPONENTS, self.q, self.n_old, self.q_ref):
             arrays.update({name: q, f"n_{name}_old": n_old, f"{name}_ref": q_ref})
+        if self.implicit:  # the last increment, the next viscous solve's initial guess
+            arrays["viscous_increment"] = self.viscous.x
         return arrays
 
     def pressure_report(self):
         diag = self.backend.to_host(self.diag)
         return {"unconverged_solves": int(diag[DIAG_UNCONVERGED]),
-                "max_iterations": int(diag[DIAG_MAX_ITER]), "method": self.pressure_method}
+                "max_iterations": int(diag[DIAG_MAX_ITER]), "method": self.pressure_method,
+                "unconverged_viscous_solves": int(diag[DIAG_VISCOUS_UNCONVERGED])}
 
     def datasets(self):
         """The per-step series and the centreline profiles: {group: {name: array}}."""

@@ -1,0 +1,47 @@
+// The rows of the implicit viscous stage's operator I - s L in any dimension (viscous.cu in
+// 2D, viscous3d.cu in 3D): what the Laplacian of the increment d = u* - u^n sees along a
+// face's own axis and across each other axis. The boundary conditions of d are the velocity's
+// made homogeneous (the boundary values of the new time are already in u^n when the step
+// predicts):
+//   along the own axis: boundary faces are fixed (d = 0) and their rows are the identity; an
+//     outflow face copies the face inside it (d_n = d_{n-1}); the periodic copy face n is an
+//     identity row too, and face n-1 sees face 0 beyond it;
+//   across: ghosts are odd about a wall or inflow side (-d), even about a slip or outflow side
+//     (d), periodic partners on a periodic side.
+// Every coupling is -s / h^2 both ways, so I - s L is symmetric positive definite.
+#pragma once
+
+// Whether the row of the face at index k (0..n) along its own axis is the identity.
+DEVICE bool identity_row(int k, int n, int k_lo, int k_hi)
+{
+    return boundary_face(k, n, k_lo, k_hi) || periodic_copy(k, n, k_hi);
+}
+
+// d_{k-1} - 2 d_k + d_{k+1} along the own axis, at row r (value c), stride sk in the packed
+// vector; for a row that is not the identity.
+DEVICE real second_along(const real* __restrict__ d, int r, int k, int n, int sk, int k_lo,
+                         int k_hi, real c)
+{
+    real lo, hi;
+    if (k > 0) lo = k - 1 > 0 || k_lo == BC_PERIODIC ? d[r - sk]
+                                                     : (k_lo == BC_OUTFLOW ? c : R(0));
+    else lo = d[r + (n - 1) * sk];  // periodic: face -1 is face n - 1
+    if (k + 1 < n) hi = d[r + sk];
+    else if (k_hi == BC_PERIODIC) hi = d[r - k * sk];  // face n is face 0
+    else hi = k_hi == BC_OUTFLOW ? c : R(0);
+    return lo - R(2) * c + hi;
+}
+
+// d_{m-1} - 2 d_m + d_{m+1} across one other axis (m = 0..lines-1 cell centres, stride sm).
+DEVICE real second_across(const real* __restrict__ d, int r, int m, int lines, int sm, int m_lo,
+                          int m_hi, real c)
+{
+    real south, north;
+    if (m > 0) south = d[r - sm];
+    else if (m_lo == BC_PERIODIC) south = d[r + (lines - 1) * sm];
+    else south = m_lo == BC_WALL || m_lo == BC_INFLOW ? -c : c;
+    if (m + 1 < lines) north = d[r + sm];
+    else if (m_hi == BC_PERIODIC) north = d[r - m * sm];
+    else north = m_hi == BC_WALL || m_hi == BC_INFLOW ? -c : c;
+    return south - R(2) * c + north;
+}
