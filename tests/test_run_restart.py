@@ -40,7 +40,8 @@ RUNS = {
     "incompressible3d": ("cavity3d_re1000.toml", {
         "mesh.nx": 8, "mesh.ny": 8, "mesh.nz": 8, "physics.nu": 0.2, "time.end": 3.0,
         "output.interval": 0.1, "scheme.steady_window": 0.05, "scheme.steady_tolerance": 3e-2,
-        "scheme.advection": "central", "run.steps_per_graph": 5}, 0.2),
+        "scheme.advection": "central", "scheme.viscous": "explicit",
+        "run.steps_per_graph": 5}, 0.2),
     "incompressible3d:implicit": ("cavity3d_re1000.toml", {
         "mesh.nx": 8, "mesh.ny": 8, "mesh.nz": 8, "physics.nu": 0.2, "time.end": 3.0,
         "output.interval": 0.1, "scheme.steady_window": 0.05, "scheme.steady_tolerance": 3e-2,
