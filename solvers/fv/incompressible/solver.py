@@ -35,7 +35,6 @@ from ...linalg.preconditioners import MULTIGRIDS
 from ...mesh import StructuredGrid
 from ...solver import BackendLike, TimeDependentSolver
 from .boundary import BoundaryError, parse_boundaries  # noqa: F401 (re-export)
-from .checkpoint import SeriesCheckpoint
 from .fields import (
     cell_velocity,
     centreline_profiles,
@@ -43,6 +42,7 @@ from .fields import (
     node_stream_function,
     node_vorticity,
 )
+from .flow import HISTORY_ROWS, MacFlow
 from .pressure import pressure_solver
 from .viscous import THETA, VISCOUS, FaceHelmholtz, ViscousStage, packed_size
 
@@ -53,11 +53,8 @@ G = 2  # ghost layers (passed to the kernels as G)
 BLOCK = (32, 8)  # threads of a face block (BX, BY of the kernels); 256, a power of two
 FILL_THREADS = 128
 FINISH_THREADS = BLOCK[0] * BLOCK[1]  # ins_finish's one block: its shared arrays hold BX * BY
-HISTORY_ROWS = 4096  # steps kept on the device between two observe() calls
 HIST_COLUMNS = ("t", "dt", "force_x", "force_y", "change_rate", "max_divergence",
                 "pressure_iterations", "pressure_status", "viscous_iterations")
-(DIAG_STEADY, DIAG_UNCONVERGED, DIAG_MAX_ITER, DIAG_ROWS, DIAG_T_REF,
- DIAG_VISCOUS_UNCONVERGED) = range(6)
 DIFFUSION_LIMIT = 0.8  # fraction of AB2's real-axis stability limit dt |lambda| <= 1
 VISCOUS_THREADS = 256  # threads of a viscous_helmholtz block (one thread a face)
 
@@ -84,7 +81,7 @@ def _blocks(n, size):
     return -(-n // size)
 
 
-class IncompressibleSolver(SeriesCheckpoint, TimeDependentSolver):
+class IncompressibleSolver(MacFlow, TimeDependentSolver):
     """The state and kernels of one incompressible flow on a 2D StructuredGrid; `step()`
     launches one time step (capturable: no host read, the pressure solve included).
 
@@ -109,6 +106,7 @@ class IncompressibleSolver(SeriesCheckpoint, TimeDependentSolver):
     """
 
     name = "incompressible"
+    history_columns = HIST_COLUMNS
 
     def __init__(self, grid: StructuredGrid, boundary: dict, nu: float,
                  advection: str = "central", viscous: str = "explicit", cfl: float = 0.5,
@@ -186,6 +184,7 @@ class IncompressibleSolver(SeriesCheckpoint, TimeDependentSolver):
         self.force_partials = b.zeros((2 * blocks,), dtype)
         self.diag = b.zeros((8,), np.float64)
         self.dt_prev = b.zeros((1,), dtype)
+        self._zeroed = (self.nu_old, self.nv_old, self.dt_prev, self.refresh)
         self.history = b.zeros((HISTORY_ROWS * len(HIST_COLUMNS),), np.float64)
         inv_dx, inv_dy = 1.0 / grid.dx, 1.0 / grid.dy
         self.diffusion_rate = 0.0 if self.implicit else \
@@ -282,21 +281,7 @@ class IncompressibleSolver(SeriesCheckpoint, TimeDependentSolver):
             self.backend.write(target, padded.astype(self.dtype))
         pressure = np.broadcast_to(np.asarray(p, np.float64), self.grid.shape)
         self.backend.write(self.p, pressure.T.ravel().astype(self.dtype))
-        for array in (self.nu_old, self.nv_old, self.dt_prev, self.refresh):
-            self.backend.fill(array, 0)
-        if self.implicit:
-            self.viscous.reset(self.backend)
-        diag = np.zeros(8)
-        diag[DIAG_T_REF] = t
-        self.backend.write(self.diag, diag)
-        self.clock.set(t=t, steps=0)
-        self._rows_read = 0
-        self.series = {name: [] for name in HIST_COLUMNS}
-        self._scale()
-        for launch in self._fill[1]:
-            launch()
-        self.backend.write(self.u_ref, self.backend.to_host(self.u))  # the first reference
-        self.backend.write(self.v_ref, self.backend.to_host(self.v))
+        self._start_records(t, ((self.u, self.u_ref), (self.v, self.v_ref)))
         self._write_initial_rate()
 
     def _write_initial_rate(self):
@@ -344,32 +329,6 @@ class IncompressibleSolver(SeriesCheckpoint, TimeDependentSolver):
         """Cell-centred (u, v) for streamlines in the plots."""
         return cell_velocity(*self.face_velocities())
 
-    # -- time stepping -----------------------------------------------------------------------
-    def step(self):
-        """Launch one time step (see the module docstring)."""
-        self.clock.finish_dt()
-        self._scale()
-        for launch in self._fill[1]:
-            launch()
-        self._predict()
-        if self.implicit:
-            self.viscous.solver.launch_solve()
-            self._increment()
-        self._divergence()
-        self.pressure.launch_solve()
-        self._correct()
-        self._finish()
-
-    # -- diagnostics, read between replays ------------------------------------------------------
-    def observe(self):
-        """Append the steps recorded since the last call to `series`; 'steady state reached'
-        once the change rate is below the steady tolerance."""
-        diag = self.backend.to_host(self.diag)
-        self.read_history(diag, DIAG_ROWS, HISTORY_ROWS, HIST_COLUMNS)
-        if self.steady_tolerance > 0 and diag[DIAG_STEADY]:
-            return "steady state reached"
-        return None
-
     # -- checkpoints ---------------------------------------------------------------------------
     def checkpoint_arrays(self):
         """Velocities and pressure, the AB2 history (last N and dt), the steady window (its
@@ -379,21 +338,13 @@ class IncompressibleSolver(SeriesCheckpoint, TimeDependentSolver):
                   "n_v_old": self.nv_old, "dt_prev": self.dt_prev, "u_ref": self.u_ref,
                   "v_ref": self.v_ref, "refresh": self.refresh, "diag": self.diag,
                   "history": self.history}
-        if self.implicit:
-            arrays["viscous_increment"] = self.viscous.x
-        return arrays
+        return {**arrays, **self._viscous_arrays()}
 
     def coefficients(self):
         """Drag and lift coefficients 2 F / (U_ref^2 L_ref) of the recorded steps."""
         scale = 2.0 / (self.reference_velocity**2 * self.reference_length)
         return (np.array(self.series["force_x"]) * scale,
                 np.array(self.series["force_y"]) * scale)
-
-    def pressure_report(self):
-        diag = self.backend.to_host(self.diag)
-        return {"unconverged_solves": int(diag[DIAG_UNCONVERGED]),
-                "max_iterations": int(diag[DIAG_MAX_ITER]), "method": self.pressure_method,
-                "unconverged_viscous_solves": int(diag[DIAG_VISCOUS_UNCONVERGED])}
 
     def datasets(self):
         """Extra datasets for the run file: {group: {name: array}}."""

@@ -22,7 +22,7 @@ from ...backend.clock import DeviceClock
 from ...linalg.preconditioners import MULTIGRIDS
 from ...mesh import StructuredGrid
 from ...solver import BackendLike, TimeDependentSolver
-from ..incompressible.checkpoint import SeriesCheckpoint
+from ..incompressible.flow import HISTORY_ROWS, MacFlow
 from ..incompressible.pressure import pressure_solver
 from ..incompressible.viscous import THETA, VISCOUS, FaceHelmholtz, ViscousStage
 from .boundary import parse_boundaries
@@ -36,11 +36,8 @@ BLOCK = (32, 8, 1)  # threads of a face block (BX, BY, BZ); 256, a power of two;
 # (the kernels' block reductions span x and y)
 FILL_THREADS = 128
 FINISH_THREADS = BLOCK[0] * BLOCK[1] * BLOCK[2]
-HISTORY_ROWS = 4096  # steps kept on the device between two observe() calls
 HIST_COLUMNS = ("t", "dt", "change_rate", "max_divergence", "pressure_iterations",
                 "pressure_status", "kinetic_energy", "viscous_iterations")
-(DIAG_STEADY, DIAG_UNCONVERGED, DIAG_MAX_ITER, DIAG_ROWS, DIAG_T_REF,
- DIAG_VISCOUS_UNCONVERGED) = range(6)
 DIFFUSION_LIMIT = 0.8  # fraction of AB2's real-axis stability limit dt |lambda| <= 1
 COMPONENTS = ("u", "v", "w")
 
@@ -66,7 +63,7 @@ def _blocks(n, size):
     return -(-n // size)
 
 
-class IncompressibleSolver3D(SeriesCheckpoint, TimeDependentSolver):
+class IncompressibleSolver3D(MacFlow, TimeDependentSolver):
     """The state and kernels of one incompressible flow on a 3D StructuredGrid; `step()`
     launches one time step (capturable: no host read, the pressure solve included).
 
@@ -87,6 +84,7 @@ class IncompressibleSolver3D(SeriesCheckpoint, TimeDependentSolver):
     """
 
     name = "incompressible3d"
+    history_columns = HIST_COLUMNS
 
     def __init__(self, grid: StructuredGrid, boundary: dict, nu: float,
                  advection: str = "central", viscous: str = "explicit", cfl: float = 0.5,
@@ -149,6 +147,7 @@ class IncompressibleSolver3D(SeriesCheckpoint, TimeDependentSolver):
         self.partials = b.zeros((4 * blocks,), dtype)
         self.diag = b.zeros((8,), np.float64)
         self.dt_prev = b.zeros((1,), dtype)
+        self._zeroed = (*self.n_old, self.dt_prev, self.refresh)
         self.history = b.zeros((HISTORY_ROWS * len(HIST_COLUMNS),), np.float64)
         inv = tuple(1.0 / h for h in self.spacing)
         # Implicit viscosity: no diffusion limit, and U_ref bounds dt before the flow moves.
@@ -229,21 +228,7 @@ class IncompressibleSolver3D(SeriesCheckpoint, TimeDependentSolver):
             self.backend.write(self.q[a], padded.astype(self.dtype))
         pressure = np.broadcast_to(np.asarray(p, np.float64), self.grid.shape)
         self.backend.write(self.p, pressure.T.ravel().astype(self.dtype))
-        for array in (*self.n_old, self.dt_prev, self.refresh):
-            self.backend.fill(array, 0)
-        if self.implicit:
-            self.viscous.reset(self.backend)
-        diag = np.zeros(8)
-        diag[DIAG_T_REF] = t
-        self.backend.write(self.diag, diag)
-        self.clock.set(t=t, steps=0)
-        self._rows_read = 0
-        self.series = {name: [] for name in HIST_COLUMNS}
-        self._scale()
-        for launch in self._fill[1]:
-            launch()
-        for q, q_ref in zip(self.q, self.q_ref):  # the steady test's first reference
-            self.backend.write(q_ref, self.backend.to_host(q))
+        self._start_records(t, zip(self.q, self.q_ref))
         rate = max(sum(np.abs(q).max() / h for q, h in zip(self.face_velocities(),
                                                            self.spacing)), self.rate_floor)
         rates = np.zeros(self.clock.partials)
@@ -269,32 +254,7 @@ class IncompressibleSolver3D(SeriesCheckpoint, TimeDependentSolver):
         return {"u": u, "v": v, "w": w, "velocity": np.stack([u, v, w], axis=-1),
                 "p": self.pressure_field()}
 
-    # -- time stepping -------------------------------------------------------------------------
-    def step(self):
-        """Launch one time step (see the module docstring)."""
-        self.clock.finish_dt()
-        self._scale()
-        for launch in self._fill[1]:
-            launch()
-        self._predict()
-        if self.implicit:
-            self.viscous.solver.launch_solve()
-            self._increment()
-        self._divergence()
-        self.pressure.launch_solve()
-        self._correct()
-        self._finish()
-
     # -- diagnostics, read between replays -----------------------------------------------------
-    def observe(self):
-        """Append the steps recorded since the last call to `series`; 'steady state reached'
-        once the change rate is below the steady tolerance."""
-        diag = self.backend.to_host(self.diag)
-        self.read_history(diag, DIAG_ROWS, HISTORY_ROWS, HIST_COLUMNS)
-        if self.steady_tolerance > 0 and diag[DIAG_STEADY]:
-            return "steady state reached"
-        return None
-
     def checkpoint_arrays(self):
         """Velocities and pressure, the AB2 history (last N and dt), the steady window (its
         reference, refresh flag and diag) and the history rows not yet read."""
@@ -302,15 +262,7 @@ class IncompressibleSolver3D(SeriesCheckpoint, TimeDependentSolver):
                   "diag": self.diag, "history": self.history}
         for name, q, n_old, q_ref in zip(COMPONENTS, self.q, self.n_old, self.q_ref):
             arrays.update({name: q, f"n_{name}_old": n_old, f"{name}_ref": q_ref})
-        if self.implicit:  # the last increment, the next viscous solve's initial guess
-            arrays["viscous_increment"] = self.viscous.x
-        return arrays
-
-    def pressure_report(self):
-        diag = self.backend.to_host(self.diag)
-        return {"unconverged_solves": int(diag[DIAG_UNCONVERGED]),
-                "max_iterations": int(diag[DIAG_MAX_ITER]), "method": self.pressure_method,
-                "unconverged_viscous_solves": int(diag[DIAG_VISCOUS_UNCONVERGED])}
+        return {**arrays, **self._viscous_arrays()}
 
     def datasets(self):
         """The per-step series and the centreline profiles: {group: {name: array}}."""
