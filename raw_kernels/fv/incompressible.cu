@@ -462,14 +462,7 @@ REDUCTION BLOCK_KERNEL void ins_finish(const real* __restrict__ partials,
                 row[HIST_DIV] = (double)s_div[0];
                 row[HIST_ITER] = (double)iterations;
                 row[HIST_STATUS] = (double)status;
-#if IMPLICIT
-                row[HIST_VISCOUS] = viscous_state[4];
-                if (viscous_done[0] != 1) diag[DIAG_VISCOUS_UNCONVERGED] += 1.0;
-#else
-                (void)viscous_state;
-                (void)viscous_done;
-                row[HIST_VISCOUS] = 0.0;
-#endif
+                record_viscous(row, HIST_VISCOUS, diag, viscous_state, viscous_done);
                 close_step_record(ctrl, diag, dt_prev, refresh, rate, finite, iterations, status,
                                   steady_tol, window, dt);
             }

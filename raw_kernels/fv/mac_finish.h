@@ -1,7 +1,7 @@
 // The end-of-step bookkeeping of the MAC incompressible kernels, shared by ins_finish (2D,
 // incompressible.cu) and ins3_finish (3D, incompressible3d.cu): the diag layout, the change
 // rate of the steady-state test and the updates after a step's history row is written.
-// Needs clock.h (CTRL_T) before it.
+// Needs clock.h (CTRL_T) before it, and IMPLICIT (0 or 1) defined.
 #pragma once
 
 // diag (double[8])
@@ -41,4 +41,21 @@ DEVICE void close_step_record(const double* __restrict__ ctrl, double* __restric
     if (status != 1) diag[DIAG_UNCONVERGED] += 1.0;
     diag[DIAG_MAX_ITER] = fmax(diag[DIAG_MAX_ITER], (double)iterations);
     dt_prev[0] = (real)dt;
+}
+
+// The implicit viscous stage's iterations (Krylov state ITER = state[4]) into row[column] and
+// its unconverged solve into diag; 0 with explicit viscosity (IMPLICIT 0).
+DEVICE void record_viscous(double* __restrict__ row, int column, double* __restrict__ diag,
+                           const double* __restrict__ viscous_state,
+                           const int* __restrict__ viscous_done)
+{
+#if IMPLICIT
+    row[column] = viscous_state[4];
+    if (viscous_done[0] != 1) diag[DIAG_VISCOUS_UNCONVERGED] += 1.0;
+#else
+    (void)diag;
+    (void)viscous_state;
+    (void)viscous_done;
+    row[column] = 0.0;
+#endif
 }
