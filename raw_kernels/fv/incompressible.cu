@@ -11,8 +11,10 @@
 // One step (after the clock's finish_dt):
 //   ins_boundary_scale  the inflow ramp factor at the new time (one thread)
 //   ins_boundary (x2)   boundary faces and ghost layers of u and v: the x sides, then the y sides
-//   ins_predict         u* = u + dt (a N + c N_old): AB2 of N = -div(u u) + nu lap u + f, and the
-//                       obstacle's direct forcing with the force it takes, per block
+//   ins_predict         u* = u + dt (a N + c N_old): AB2 of N = -div(u u) + nu lap u + f
+//   ins_immersed        with a body (raw_kernels/fv/immersed.cu): its immersed boundary's
+//                       direct forcing of u*, and per block the force it takes; it runs after
+//                       every update of u* and before the divergence, so the projection follows
 //   ins_divergence      b = -div u*, x = dt p (the initial guess of the pressure solve)
 //   (the pressure solve A x = b, A = -lap with the wall / outflow kinds, in solvers.linalg,
 //   to a relative tolerance with an absolute floor)
@@ -21,7 +23,7 @@
 //                       velocity and |div u|
 //   ins_finish          one block: reductions, steady-state test, history row, AB2 dt memory
 //
-// Compile-time, from the driver (besides ADVECTION and OBSTACLE):
+// Compile-time, from the driver (besides ADVECTION):
 //   G       ghost layers of u and v
 //   BX, BY  threads of a face block along x and y; BX * BY a power of two (the block
 //           reductions), also the threads of ins_finish's one block
@@ -46,7 +48,7 @@
 // History row (double[HIST_COLS] per step, ring of `hist_rows`).
 #define HIST_T 0
 #define HIST_DT 1
-#define HIST_FX 2        // force on the obstacle (per unit depth), x
+#define HIST_FX 2        // force on the body (per unit depth), x
 #define HIST_FY 3
 #define HIST_CHANGE 4    // max |u^{n+1} - u_ref| / ((t - t_ref) max |u^{n+1}|), see ins_finish
 #define HIST_DIV 5       // max |div u^{n+1}| (1/s)
@@ -212,92 +214,45 @@ DEVICE bool boundary_face(int i, int n, int kind_lo, int kind_hi)
 // One thread per (i, j) for i <= nx, j <= ny: u face (i, j) when j < ny, v face (i, j) when
 // i < nx. u* = u + dt (a N + c N_old) with the AB2 weights a = 1 + dt / (2 dt_prev),
 // c = -dt / (2 dt_prev) (forward Euler on the first step); N is kept for the next step. A step
-// past the stop time (dt = 0) copies u. With OBSTACLE, faces inside the body (mask 1) are set
-// to rest (direct forcing); the force on the body is what the fluid's momentum equation
-// drives there, sum over those faces of (AB2 N - grad p^n) (per unit volume; the finish
-// kernel multiplies by the cell area): partial sums per block into force_partials (x for
-// every block, then y). It leaves out the rest of the last projection in u^n (u = -dt grad
-// p on the body's faces), which is the same pressure force one step late, so the force does
-// not depend on dt while dt is constant; on the two steps after dt changes (landing on an
-// output time) it deviates by a transient, as the body faces' leftover velocity scales with
-// dt. Body faces never lie on the domain's boundary (i, j > 0 there).
-BLOCK_KERNEL void ins_predict(const real* __restrict__ u, const real* __restrict__ v,
-                              real* __restrict__ us, real* __restrict__ vs,
-                              real* __restrict__ nu_old, real* __restrict__ nv_old,
-                              const real* __restrict__ mask_u, const real* __restrict__ mask_v,
-                              const real* __restrict__ p, const real* __restrict__ dt_now, const real* __restrict__ dt_prev,
-                              int nx, int ny, real inv_dx, real inv_dy, real nu, real fx, real fy,
-                              int kx_lo, int kx_hi, int ky_lo, int ky_hi,
-                              real* __restrict__ force_partials)
+// past the stop time (dt = 0) copies u. A body's faces are predicted as the fluid's: its
+// forcing (ins_immersed) overwrites them afterwards.
+KERNEL void ins_predict(const real* __restrict__ u, const real* __restrict__ v,
+                        real* __restrict__ us, real* __restrict__ vs,
+                        real* __restrict__ nu_old, real* __restrict__ nv_old,
+                        const real* __restrict__ dt_now, const real* __restrict__ dt_prev,
+                        int nx, int ny, real inv_dx, real inv_dy, real nu, real fx, real fy,
+                        int kx_lo, int kx_hi, int ky_lo, int ky_hi)
 {
-    __shared__ real s_fx[THREADS];
-    __shared__ real s_fy[THREADS];
     const Faces f = {nx, ny, nx + 1 + 2 * G, nx + 2 * G};
     const Momentum k = {inv_dx, inv_dy, nu, fx, fy};
-#if !OBSTACLE
-    (void)mask_u;
-    (void)mask_v;
-    (void)p;
-#endif
-    PHASE {
-        const int i = blockIdx.x * BX + threadIdx.x, j = blockIdx.y * BY + threadIdx.y;
-        const real dt = dt_now[0];
-        const real c_old = dt_prev[0] > R(0) ? -dt / (R(2) * dt_prev[0]) : R(0);
-        const real c_new = R(1) - c_old;
-        real force_x = R(0), force_y = R(0);
-        if (i <= nx && j < ny) {
-            const int c = iu(f, i, j);
-            if (boundary_face(i, nx, kx_lo, kx_hi)) {
-                const bool out = (i == 0 ? kx_lo : kx_hi) == BC_OUTFLOW;
-                us[c] = out ? u[c + (i == 0 ? 1 : -1)] : u[c];
-            } else if (dt > R(0)) {
-                const real n = momentum_u(u, v, f, k, i, j);
-                const real rate = c_new * n + c_old * nu_old[c];
-                real pred = u[c] + dt * rate;
-                nu_old[c] = n;
-#if OBSTACLE
-                if (mask_u[i + (nx + 1) * j] != R(0)) {
-                    force_x = rate - (p[i + nx * j] - p[i - 1 + nx * j]) * inv_dx;
-                    pred = R(0);
-                }
-#endif
-                us[c] = pred;
-            } else {
-                us[c] = u[c];
-            }
+    const int i = blockIdx.x * BX + threadIdx.x, j = blockIdx.y * BY + threadIdx.y;
+    const real dt = dt_now[0];
+    const real c_old = dt_prev[0] > R(0) ? -dt / (R(2) * dt_prev[0]) : R(0);
+    const real c_new = R(1) - c_old;
+    if (i <= nx && j < ny) {
+        const int c = iu(f, i, j);
+        if (boundary_face(i, nx, kx_lo, kx_hi)) {
+            const bool out = (i == 0 ? kx_lo : kx_hi) == BC_OUTFLOW;
+            us[c] = out ? u[c + (i == 0 ? 1 : -1)] : u[c];
+        } else if (dt > R(0)) {
+            const real n = momentum_u(u, v, f, k, i, j);
+            us[c] = u[c] + dt * (c_new * n + c_old * nu_old[c]);
+            nu_old[c] = n;
+        } else {
+            us[c] = u[c];
         }
-        if (i < nx && j <= ny) {
-            const int c = iv(f, i, j);
-            if (boundary_face(j, ny, ky_lo, ky_hi)) {
-                const bool out = (j == 0 ? ky_lo : ky_hi) == BC_OUTFLOW;
-                vs[c] = out ? v[c + (j == 0 ? f.sv : -f.sv)] : v[c];
-            } else if (dt > R(0)) {
-                const real n = momentum_v(u, v, f, k, i, j);
-                const real rate = c_new * n + c_old * nv_old[c];
-                real pred = v[c] + dt * rate;
-                nv_old[c] = n;
-#if OBSTACLE
-                if (mask_v[i + nx * j] != R(0)) {
-                    force_y = rate - (p[i + nx * j] - p[i + nx * (j - 1)]) * inv_dy;
-                    pred = R(0);
-                }
-#endif
-                vs[c] = pred;
-            } else {
-                vs[c] = v[c];
-            }
-        }
-        const int t = threadIdx.y * BX + threadIdx.x;
-        s_fx[t] = force_x;
-        s_fy[t] = force_y;
     }
-    block_sum(s_fx);
-    block_sum(s_fy);
-    PHASE {
-        if (threadIdx.x == 0 && threadIdx.y == 0) {
-            const int block = blockIdx.y * gridDim.x + blockIdx.x;
-            force_partials[block] = s_fx[0];
-            force_partials[gridDim.x * gridDim.y + block] = s_fy[0];
+    if (i < nx && j <= ny) {
+        const int c = iv(f, i, j);
+        if (boundary_face(j, ny, ky_lo, ky_hi)) {
+            const bool out = (j == 0 ? ky_lo : ky_hi) == BC_OUTFLOW;
+            vs[c] = out ? v[c + (j == 0 ? f.sv : -f.sv)] : v[c];
+        } else if (dt > R(0)) {
+            const real n = momentum_v(u, v, f, k, i, j);
+            vs[c] = v[c] + dt * (c_new * n + c_old * nv_old[c]);
+            nv_old[c] = n;
+        } else {
+            vs[c] = v[c];
         }
     }
 }
@@ -433,17 +388,17 @@ BLOCK_KERNEL void ins_correct(real* __restrict__ u, real* __restrict__ v,
 
 // -- end of step ---------------------------------------------------------------------------------
 
-// One block of THREADS: the step's maxima and force from the block partials (fixed order), one
-// history row at the step's index, the pressure solve's outcome (krylov state ITER = state[4],
+// One block of THREADS: the step's maxima and force from the block partials (fixed order; the
+// force's from ins_immersed, force_blocks of them, none without a body), one history row at the step's index, the pressure solve's outcome (krylov state ITER = state[4],
 // done: 1 converged), and the steady-state test. That compares the velocity with a reference
 // taken at t_ref: rate = max |u - u_ref| / ((t - t_ref) max |u|), and once t - t_ref reaches
 // `window` the next step makes its velocity the new reference; the run is steady when a whole
 // window's rate is below `steady_tol`. Over a window rather than one step, so that jitter of
 // the solves' tolerance (not a change of the flow) does not set a floor of rtol / dt. A
 // non-finite field sets the clock's divergence status (CTRL_STATUS) and is never steady.
-REDUCTION BLOCK_KERNEL void ins_finish(const real* __restrict__ partials,
-                                       const real* __restrict__ force_partials, int blocks,
-                                       double* __restrict__ ctrl,
+REDUCTION BLOCK_KERNEL void ins_finish(const real* __restrict__ partials, int blocks,
+                                       const real* __restrict__ force_partials,
+                                       int force_blocks, double* __restrict__ ctrl,
                                        const double* __restrict__ krylov_state,
                                        const int* __restrict__ krylov_done,
                                        double* __restrict__ diag, real* __restrict__ dt_prev,
@@ -464,8 +419,10 @@ REDUCTION BLOCK_KERNEL void ins_finish(const real* __restrict__ partials,
             change = fmax(change, partials[k]);
             speed = fmax(speed, partials[blocks + k]);
             div = fmax(div, partials[2 * blocks + k]);
+        }
+        for (int k = t; k < force_blocks; k += THREADS) {
             fx += (double)force_partials[k];
-            fy += (double)force_partials[blocks + k];
+            fy += (double)force_partials[force_blocks + k];
         }
         s_change[t] = change;
         s_speed[t] = speed;
