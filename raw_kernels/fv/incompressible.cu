@@ -10,9 +10,11 @@
 //   ins_boundary (x2)   boundary faces and ghost layers of u and v: the x sides, then the y sides
 //   ins_predict         explicit viscosity: u* = u + dt (a N + c N_old), AB2 of
 //                       N = -div(u u) + nu lap u + f; implicit: the right-hand side of the
-//                       viscous stage, dt (AB2 of -div(u u) + f, + nu lap u - grad p); and the
-//                       obstacle's direct forcing with the force it takes, per block
+//                       viscous stage, dt (AB2 of -div(u u) + f, + nu lap u - grad p)
 //   (implicit: the viscous stage (I - s L) d = rhs by CG, then u* = u + d: viscous.cu)
+//   ins_immersed        with a body (raw_kernels/fv/immersed.cu): its immersed boundary's
+//                       direct forcing of u*, and per block the force it takes; it runs after
+//                       every update of u* and before the divergence, so the projection follows
 //   ins_divergence      b = -div u*, x = dt p (implicit: x = 0), the pressure solve's guess
 //   (the pressure solve A x = b, A = -lap with the wall / outflow kinds, in solvers.linalg,
 //   to a relative tolerance with an absolute floor)
@@ -21,7 +23,7 @@
 //                       velocity, the largest velocity and |div u|
 //   ins_finish          one block: reductions, steady-state test, history row, AB2 dt memory
 //
-// Compile-time, from the driver (besides ADVECTION, OBSTACLE and IMPLICIT, 0 or 1):
+// Compile-time, from the driver (besides ADVECTION, and IMPLICIT, 0 or 1):
 //   G       ghost layers of u and v
 //   BX, BY  threads of a face block along x and y; BX * BY a power of two (the block
 //           reductions), also the threads of ins_finish's one block
@@ -39,7 +41,7 @@
 // History row (double[HIST_COLS] per step, ring of `hist_rows`).
 #define HIST_T 0
 #define HIST_DT 1
-#define HIST_FX 2        // force on the obstacle (per unit depth), x
+#define HIST_FX 2        // force on the body (per unit depth), x
 #define HIST_FY 3
 #define HIST_CHANGE 4    // max |u^{n+1} - u_ref| / ((t - t_ref) max |u^{n+1}|), see ins_finish
 #define HIST_DIV 5       // max |div u^{n+1}| (1/s)
@@ -146,14 +148,14 @@ struct Weights {
 
 // One interior face of a velocity component: c its index in the component's arrays, r its row
 // of the packed vector (mac.h; own: false for the periodic copy face), a and lap its advective
-// rate and Laplacian, grad the gradient of p^n there, body its obstacle mask (0 or 1).
-// Explicit viscosity: u* = u^n + dt AB2(a + nu lap), N = a + nu lap kept for the next step;
-// implicit: the viscous stage's right-hand side dt (AB2(a) + nu lap - grad) into rhs[r] (0 for
-// the periodic copy and at dt = 0), N = a kept; viscous.cu sets u*. Returns what the momentum
-// equation drives at a body face, AB2 N - grad (the force density on the body), else 0.
-DEVICE real predict_face(const real* __restrict__ q, real* __restrict__ q_star,
+// rate and Laplacian, grad the gradient of p^n there. Explicit viscosity: u* = u^n +
+// dt AB2(a + nu lap), N = a + nu lap kept for the next step; implicit: the viscous stage's
+// right-hand side dt (AB2(a) + nu lap - grad) into rhs[r] (0 for the periodic copy and at
+// dt = 0), N = a kept; viscous.cu sets u*. A body's faces are predicted as the fluid's: its
+// forcing (ins_immersed) overwrites them afterwards.
+DEVICE void predict_face(const real* __restrict__ q, real* __restrict__ q_star,
                          real* __restrict__ n_old, real* __restrict__ rhs, int c, int r, bool own,
-                         real a, real lap, real grad, real body, const Weights& w, real nu)
+                         real a, real lap, real grad, const Weights& w, real nu)
 {
 #if IMPLICIT
     (void)q;
@@ -162,114 +164,75 @@ DEVICE real predict_face(const real* __restrict__ q, real* __restrict__ q_star,
     const bool moving = w.dt > R(0);
     if (moving) n_old[c] = a;
     rhs[r] = moving && own ? w.dt * rate : R(0);
-    return moving && body != R(0) ? rate : R(0);
 #else
     (void)rhs;
     (void)r;
     (void)own;
+    (void)grad;
     if (!(w.dt > R(0))) {  // a step past the stop time: no change
         q_star[c] = q[c];
-        return R(0);
+        return;
     }
     const real n = a + nu * lap;
-    const real rate = w.c_new * n + w.c_old * n_old[c];
+    q_star[c] = q[c] + w.dt * (w.c_new * n + w.c_old * n_old[c]);
     n_old[c] = n;
-    q_star[c] = body != R(0) ? R(0) : q[c] + w.dt * rate;
-    return body != R(0) ? rate - grad : R(0);
 #endif
 }
 
 // One thread per (i, j) for i <= nx, j <= ny: u face (i, j) when j < ny, v face (i, j) when
 // i < nx, predicted by predict_face; boundary faces keep their value (outflow faces copy the
-// face inside them) and, implicit, have a zero right-hand side. With OBSTACLE, faces inside
-// the body (mask 1) are set to rest (direct forcing); the force on the body is what the
-// fluid's momentum equation drives there, the sum over those faces of (AB2 N - grad p^n) (per
-// unit volume; the finish kernel multiplies by the cell area): partial sums per block into
-// force_partials (x for every block, then y). It leaves out the rest of the last projection
-// in u^n (u = -dt grad p on the body's faces), which is the same pressure force one step late,
-// so the force does not depend on dt while dt is constant; on the two steps after dt changes
-// (landing on an output time) it deviates by a transient, as the body faces' leftover velocity
-// scales with dt. Body faces never lie on the domain's boundary (i, j > 0 there).
-BLOCK_KERNEL void ins_predict(const real* __restrict__ u, const real* __restrict__ v,
-                              real* __restrict__ us, real* __restrict__ vs,
-                              real* __restrict__ nu_old, real* __restrict__ nv_old,
-                              const real* __restrict__ mask_u, const real* __restrict__ mask_v,
-                              const real* __restrict__ p, const real* __restrict__ dt_now,
-                              const real* __restrict__ dt_prev, real* __restrict__ rhs, int nx,
-                              int ny, real inv_dx, real inv_dy, real nu, real fx, real fy,
-                              int kx_lo, int kx_hi, int ky_lo, int ky_hi,
-                              real* __restrict__ force_partials)
+// face inside them) and, implicit, have a zero right-hand side.
+KERNEL void ins_predict(const real* __restrict__ u, const real* __restrict__ v,
+                        real* __restrict__ us, real* __restrict__ vs,
+                        real* __restrict__ nu_old, real* __restrict__ nv_old,
+                        const real* __restrict__ p, const real* __restrict__ dt_now,
+                        const real* __restrict__ dt_prev, real* __restrict__ rhs, int nx, int ny,
+                        real inv_dx, real inv_dy, real nu, real fx, real fy, int kx_lo,
+                        int kx_hi, int ky_lo, int ky_hi)
 {
-    __shared__ real s_fx[THREADS];
-    __shared__ real s_fy[THREADS];
     const Faces f = {nx, ny, nx + 1 + 2 * G, nx + 2 * G};
     const Momentum k = {inv_dx, inv_dy, fx, fy};
-#if !OBSTACLE
-    (void)mask_u;
-    (void)mask_v;
-#endif
-#if !OBSTACLE && !IMPLICIT
+#if !IMPLICIT
     (void)p;
 #endif
-    PHASE {
-        const int i = blockIdx.x * BX + threadIdx.x, j = blockIdx.y * BY + threadIdx.y;
-        const real dt = dt_now[0];
-        const real c_old = dt_prev[0] > R(0) ? -dt / (R(2) * dt_prev[0]) : R(0);
-        const Weights w = {dt, R(1) - c_old, c_old};
-        real force_x = R(0), force_y = R(0);
-        if (i <= nx && j < ny) {
-            const int c = iu(f, i, j), r = packed_u(nx, i, j);
-            if (boundary_face(i, nx, kx_lo, kx_hi)) {
-                const bool out = (i == 0 ? kx_lo : kx_hi) == BC_OUTFLOW;
-                us[c] = out ? u[c + (i == 0 ? 1 : -1)] : u[c];
+    const int i = blockIdx.x * BX + threadIdx.x, j = blockIdx.y * BY + threadIdx.y;
+    const real dt = dt_now[0];
+    const real c_old = dt_prev[0] > R(0) ? -dt / (R(2) * dt_prev[0]) : R(0);
+    const Weights w = {dt, R(1) - c_old, c_old};
+    if (i <= nx && j < ny) {
+        const int c = iu(f, i, j), r = packed_u(nx, i, j);
+        if (boundary_face(i, nx, kx_lo, kx_hi)) {
+            const bool out = (i == 0 ? kx_lo : kx_hi) == BC_OUTFLOW;
+            us[c] = out ? u[c + (i == 0 ? 1 : -1)] : u[c];
 #if IMPLICIT
-                rhs[r] = R(0);
+            rhs[r] = R(0);
 #endif
-            } else {
-                real lap, grad = R(0), body = R(0);
-                const real a = momentum_u(u, v, f, k, i, j, &lap);
-#if OBSTACLE || IMPLICIT
-                face_gradient(p, i, nx, 1, nx * j, kx_lo, kx_hi, inv_dx, &grad);
-#endif
-#if OBSTACLE
-                body = mask_u[i + (nx + 1) * j];
-#endif
-                force_x = predict_face(u, us, nu_old, rhs, c, r, !periodic_copy(i, nx, kx_hi),
-                                       a, lap, grad, body, w, nu);
-            }
-        }
-        if (i < nx && j <= ny) {
-            const int c = iv(f, i, j), r = packed_v(nx, ny, i, j);
-            if (boundary_face(j, ny, ky_lo, ky_hi)) {
-                const bool out = (j == 0 ? ky_lo : ky_hi) == BC_OUTFLOW;
-                vs[c] = out ? v[c + (j == 0 ? f.sv : -f.sv)] : v[c];
+        } else {
+            real lap, grad = R(0);
+            const real a = momentum_u(u, v, f, k, i, j, &lap);
 #if IMPLICIT
-                rhs[r] = R(0);
+            face_gradient(p, i, nx, 1, nx * j, kx_lo, kx_hi, inv_dx, &grad);
 #endif
-            } else {
-                real lap, grad = R(0), body = R(0);
-                const real a = momentum_v(u, v, f, k, i, j, &lap);
-#if OBSTACLE || IMPLICIT
-                face_gradient(p, j, ny, nx, i, ky_lo, ky_hi, inv_dy, &grad);
-#endif
-#if OBSTACLE
-                body = mask_v[i + nx * j];
-#endif
-                force_y = predict_face(v, vs, nv_old, rhs, c, r, !periodic_copy(j, ny, ky_hi),
-                                       a, lap, grad, body, w, nu);
-            }
+            predict_face(u, us, nu_old, rhs, c, r, !periodic_copy(i, nx, kx_hi), a, lap, grad,
+                         w, nu);
         }
-        const int t = threadIdx.y * BX + threadIdx.x;
-        s_fx[t] = force_x;
-        s_fy[t] = force_y;
     }
-    block_sum(s_fx);
-    block_sum(s_fy);
-    PHASE {
-        if (threadIdx.x == 0 && threadIdx.y == 0) {
-            const int block = blockIdx.y * gridDim.x + blockIdx.x;
-            force_partials[block] = s_fx[0];
-            force_partials[gridDim.x * gridDim.y + block] = s_fy[0];
+    if (i < nx && j <= ny) {
+        const int c = iv(f, i, j), r = packed_v(nx, ny, i, j);
+        if (boundary_face(j, ny, ky_lo, ky_hi)) {
+            const bool out = (j == 0 ? ky_lo : ky_hi) == BC_OUTFLOW;
+            vs[c] = out ? v[c + (j == 0 ? f.sv : -f.sv)] : v[c];
+#if IMPLICIT
+            rhs[r] = R(0);
+#endif
+        } else {
+            real lap, grad = R(0);
+            const real a = momentum_v(u, v, f, k, i, j, &lap);
+#if IMPLICIT
+            face_gradient(p, j, ny, nx, i, ky_lo, ky_hi, inv_dy, &grad);
+#endif
+            predict_face(v, vs, nv_old, rhs, c, r, !periodic_copy(j, ny, ky_hi), a, lap, grad,
+                         w, nu);
         }
     }
 }
@@ -394,17 +357,18 @@ BLOCK_KERNEL void ins_correct(real* __restrict__ u, real* __restrict__ v,
 
 // -- end of step ---------------------------------------------------------------------------------
 
-// One block of THREADS: the step's maxima and force from the block partials (fixed order), one
-// history row at the step's index, the pressure solve's outcome (krylov state ITER = state[4],
-// done: 1 converged), and the steady-state test. That compares the velocity with a reference
+// One block of THREADS: the step's maxima and force from the block partials (fixed order; the
+// force's from ins_immersed, force_blocks of them, none without a body), one history row at
+// the step's index, the pressure solve's outcome (krylov state ITER = state[4], done: 1
+// converged), and the steady-state test. That compares the velocity with a reference
 // taken at t_ref: rate = max |u - u_ref| / ((t - t_ref) max |u|), and once t - t_ref reaches
 // `window` the next step makes its velocity the new reference; the run is steady when a whole
 // window's rate is below `steady_tol`. Over a window rather than one step, so that jitter of
 // the solves' tolerance (not a change of the flow) does not set a floor of rtol / dt. A
 // non-finite field sets the clock's divergence status (CTRL_STATUS) and is never steady.
-REDUCTION BLOCK_KERNEL void ins_finish(const real* __restrict__ partials,
-                                       const real* __restrict__ force_partials, int blocks,
-                                       double* __restrict__ ctrl,
+REDUCTION BLOCK_KERNEL void ins_finish(const real* __restrict__ partials, int blocks,
+                                       const real* __restrict__ force_partials,
+                                       int force_blocks, double* __restrict__ ctrl,
                                        const double* __restrict__ krylov_state,
                                        const int* __restrict__ krylov_done,
                                        const double* __restrict__ viscous_state,
@@ -427,8 +391,10 @@ REDUCTION BLOCK_KERNEL void ins_finish(const real* __restrict__ partials,
             change = fmax(change, partials[k]);
             speed = fmax(speed, partials[blocks + k]);
             div = fmax(div, partials[2 * blocks + k]);
+        }
+        for (int k = t; k < force_blocks; k += THREADS) {
             fx += (double)force_partials[k];
-            fy += (double)force_partials[blocks + k];
+            fy += (double)force_partials[force_blocks + k];
         }
         s_change[t] = change;
         s_speed[t] = speed;

@@ -8,8 +8,7 @@
 // s = theta nu dt (theta = 1/2: Crank-Nicolson, 1: backward Euler), with dt read on the
 // device. d lives in the packed face vector of mac.h.
 //
-// Compile-time, from the driver: G, BX, BY (the face block of the incompressible kernels),
-// OBSTACLE.
+// Compile-time, from the driver: G, BX, BY (the face block of the incompressible kernels).
 #include "prelude.h"
 #include "mac.h"
 #include "viscous_rows.h"
@@ -43,34 +42,21 @@ KERNEL void viscous_helmholtz(const real* __restrict__ d, real* __restrict__ y,
 }
 
 // u* = u^n + d on the predicted faces (ins_predict left the boundary faces' u*), the periodic
-// copy face taking face 0's increment; with OBSTACLE, faces inside the body (mask 1) are set
-// to rest after the solve. One thread per (i, j) for i <= nx, j <= ny, as ins_predict.
+// copy face taking face 0's increment. One thread per (i, j) for i <= nx, j <= ny, as
+// ins_predict.
 KERNEL void ins_viscous_increment(real* __restrict__ us, real* __restrict__ vs,
                                   const real* __restrict__ u, const real* __restrict__ v,
-                                  const real* __restrict__ d, const real* __restrict__ mask_u,
-                                  const real* __restrict__ mask_v, int nx, int ny, int kx_lo,
+                                  const real* __restrict__ d, int nx, int ny, int kx_lo,
                                   int kx_hi, int ky_lo, int ky_hi)
 {
     const Faces f = {nx, ny, nx + 1 + 2 * G, nx + 2 * G};
     const int i = blockIdx.x * BX + threadIdx.x, j = blockIdx.y * BY + threadIdx.y;
-#if !OBSTACLE
-    (void)mask_u;
-    (void)mask_v;
-#endif
     if (i <= nx && j < ny && !boundary_face(i, nx, kx_lo, kx_hi)) {
         const int c = iu(f, i, j);
-        real value = u[c] + d[packed_u(nx, periodic_copy(i, nx, kx_hi) ? 0 : i, j)];
-#if OBSTACLE
-        if (mask_u[i + (nx + 1) * j] != R(0)) value = R(0);
-#endif
-        us[c] = value;
+        us[c] = u[c] + d[packed_u(nx, periodic_copy(i, nx, kx_hi) ? 0 : i, j)];
     }
     if (i < nx && j <= ny && !boundary_face(j, ny, ky_lo, ky_hi)) {
         const int c = iv(f, i, j);
-        real value = v[c] + d[packed_v(nx, ny, i, periodic_copy(j, ny, ky_hi) ? 0 : j)];
-#if OBSTACLE
-        if (mask_v[i + nx * j] != R(0)) value = R(0);
-#endif
-        vs[c] = value;
+        vs[c] = v[c] + d[packed_v(nx, ny, i, periodic_copy(j, ny, ky_hi) ? 0 : j)];
     }
 }

@@ -1,7 +1,8 @@
 """Incompressible Navier-Stokes equations (unit density) on a 2D staggered (MAC) grid:
 u_t + div(u u) = -grad p + nu lap u + f, div u = 0.
 
-Scheme (kernels in raw_kernels/fv/incompressible.cu, one launch each):
+Scheme (kernels in raw_kernels/fv/incompressible.cu and, for a body, fv/immersed.cu; one
+launch each, in this order):
 - Momentum predictor, one fused kernel: u* = u^n + dt (a N^n + c N^{n-1}), N = -div(u u) +
   nu lap u + f in conservative form, second-order Adams-Bashforth for advection and diffusion
   alike (variable-dt weights a = 1 + dt/(2 dt_old), c = -dt/(2 dt_old); forward Euler on the
@@ -18,10 +19,16 @@ Scheme (kernels in raw_kernels/fv/incompressible.cu, one launch each):
   device inside the step's graph.
 - dt = cfl / (|u|/dx + |v|/dy + cfl * 4 nu (1/dx^2 + 1/dy^2) / DIFFUSION_LIMIT) on the device:
   the convective CFL and the AB2 diffusion limit dt 4 nu (1/dx^2 + 1/dy^2) <= 1, combined.
-- An obstacle is a mask of faces held at rest (direct forcing on the staircase of faces whose
-  position lies in the body); the force on the body is the sum over those faces of what the
-  momentum equation drives there (AB2 N - grad p^n, times the cell area), summed on the device
-  every step (drag and lift coefficients 2 F / (U_ref^2 L_ref)).
+- A body (obstacle) is a sub-cell immersed boundary, one launch on the predicted velocity
+  after the predictor and before the divergence, so that the projection follows it:
+  interpolated direct forcing from the body's signed distance (Fadlun et al. 2000, Balaras
+  2004; geometry in immersed.py, kernel in immersed.cu). The faces next to the surface, outside
+  (forcing points) and inside (ghost points), take the velocity of a wall at rest extended
+  through it from an image point along the normal (tangential part linear in the distance,
+  normal part quadratic); the faces deeper inside are held at rest. What is forced is the
+  incremental prediction u* - dt grad p^n, so the correction changes a forced face by the
+  pressure increment only. The force on the body is the momentum the forcing removes per unit
+  time, summed on the device every step (drag and lift coefficients 2 F / (U_ref^2 L_ref)).
 - Steady state: the relative change of the velocity per unit time, max|u - u_ref| / ((t - t_ref)
   max|u|) over windows of `steady_window` simulated time (default 0.1 L_ref / U_ref; over one
   step, the pressure solve's tolerance would set a floor of about rtol / dt), is computed on the
@@ -35,6 +42,7 @@ from ...linalg.preconditioners import MULTIGRIDS
 from ...mesh import StructuredGrid
 from ...solver import BackendLike, TimeDependentSolver
 from .boundary import BoundaryError, parse_boundaries  # noqa: F401 (re-export)
+from .distance import body_distance, face_coordinates
 from .fields import (
     cell_velocity,
     centreline_profiles,
@@ -43,6 +51,10 @@ from .fields import (
     node_vorticity,
 )
 from .flow import HISTORY_ROWS, MacFlow
+from .forcing import SOURCE as IMMERSED_SOURCE
+from .forcing import ImmersedForcing
+from .forcing import kernel_defines as immersed_defines
+from .immersed import ImmersedBoundary
 from .pressure import pressure_solver
 from .viscous import THETA, VISCOUS, FaceHelmholtz, ViscousStage, packed_size
 
@@ -59,22 +71,23 @@ DIFFUSION_LIMIT = 0.8  # fraction of AB2's real-axis stability limit dt |lambda|
 VISCOUS_THREADS = 256  # threads of a viscous_helmholtz block (one thread a face)
 
 
-def kernel_defines(advection, obstacle, implicit):
-    return {"ADVECTION": ADVECTION[advection], "OBSTACLE": int(bool(obstacle)),
-            "IMPLICIT": int(bool(implicit)), "G": G, "BX": BLOCK[0], "BY": BLOCK[1]}
+def kernel_defines(advection, implicit):
+    return {"ADVECTION": ADVECTION[advection], "IMPLICIT": int(bool(implicit)), "G": G,
+            "BX": BLOCK[0], "BY": BLOCK[1]}
 
 
-def viscous_defines(obstacle):
-    return {"OBSTACLE": int(bool(obstacle)), "G": G, "BX": BLOCK[0], "BY": BLOCK[1]}
+def viscous_defines():
+    return {"G": G, "BX": BLOCK[0], "BY": BLOCK[1]}
 
 
 def compiled_kernels():
     """Every (source, defines) this module compiles (REAL_BITS aside)."""
-    for obstacle in (False, True):
-        for advection in ADVECTION:
-            for implicit in (False, True):
-                yield SOURCE, kernel_defines(advection, obstacle, implicit)
-        yield VISCOUS_SOURCE, viscous_defines(obstacle)
+    for advection in ADVECTION:
+        for implicit in (False, True):
+            yield SOURCE, kernel_defines(advection, implicit)
+    yield VISCOUS_SOURCE, viscous_defines()
+    for implicit in (False, True):
+        yield IMMERSED_SOURCE, immersed_defines(G, implicit)
 
 
 def _blocks(n, size):
@@ -92,7 +105,11 @@ class IncompressibleSolver(MacFlow, TimeDependentSolver):
                         (Crank-Nicolson) or 'backward_euler' (first order, for steady runs):
                         see viscous.py; dt then follows the advective CFL alone
     force               constant body force (fx, fy)
-    obstacle            None or a function (x, y) -> bool array: faces inside are held at rest
+    obstacle            None or a function (x, y) -> bool array, true inside a body held at
+                        rest (its signed distance then comes from a distance transform, see
+                        distance.py)
+    obstacle_distance   None or the body's signed distance, a function (x, y) -> array,
+                        negative inside (with `obstacle` too, the two must agree)
     reference_velocity  U_ref of the force coefficients and the steady test's scale (default:
                         the largest boundary speed, else 1); reference_length L_ref (default:
                         the domain height)
@@ -110,7 +127,7 @@ class IncompressibleSolver(MacFlow, TimeDependentSolver):
 
     def __init__(self, grid: StructuredGrid, boundary: dict, nu: float,
                  advection: str = "central", viscous: str = "explicit", cfl: float = 0.5,
-                 force=(0.0, 0.0), obstacle=None,
+                 force=(0.0, 0.0), obstacle=None, obstacle_distance=None,
                  reference_velocity=None, reference_length=None,
                  pressure_preconditioner="multigrid", pressure_rtol=1e-6, pressure_maxiter=None,
                  pressure_divergence=1e-6,
@@ -158,9 +175,7 @@ class IncompressibleSolver(MacFlow, TimeDependentSolver):
         self.p = b.zeros((nx * ny,), dtype)
         self.inflow = b.to_device(self.boundaries.inflow.astype(dtype))
         self.scale = b.zeros((1,), dtype)
-        self.has_obstacle = obstacle is not None
-        masks = self._masks(obstacle) if obstacle is not None else (np.zeros(1), np.zeros(1))
-        self.mask_u, self.mask_v = (b.to_device(m.astype(dtype)) for m in masks)
+        self.has_obstacle = obstacle is not None or obstacle_distance is not None
 
         # The pressure solve: its vectors b and x are the right-hand side and the solution.
         kinds = self.boundaries.pressure_kinds
@@ -181,7 +196,6 @@ class IncompressibleSolver(MacFlow, TimeDependentSolver):
         blocks = self.face_grid[0] * self.face_grid[1]
         self.clock = DeviceClock(b, dtype, blocks, cfl)
         self.partials = b.zeros((3 * blocks,), dtype)
-        self.force_partials = b.zeros((2 * blocks,), dtype)
         self.diag = b.zeros((8,), np.float64)
         self.dt_prev = b.zeros((1,), dtype)
         self._zeroed = (self.nu_old, self.nv_old, self.dt_prev, self.refresh)
@@ -194,7 +208,20 @@ class IncompressibleSolver(MacFlow, TimeDependentSolver):
         floor_speed = max(speed, self.reference_velocity) if self.implicit else speed
         self.rate_floor = floor_speed * (inv_dx + inv_dy)
 
-        k = b.module(SOURCE, dtype, kernel_defines(advection, obstacle, self.implicit))
+        # The body's immersed boundary: its forcing launch (on u* after the viscous stage) and
+        # force partials.
+        self.immersed = None
+        if self.has_obstacle:
+            fixed = [kind in ("wall", "slip", "inflow") for kind in self.boundaries.kinds]
+            geometry = ImmersedBoundary(grid, body_distance(grid, obstacle, obstacle_distance),
+                                        fixed)
+            self.immersed = ImmersedForcing(b, dtype, geometry, self.us, self.vs, self.p,
+                                            self.clock.dt, G, self.implicit)
+            self._forcing = (self.immersed.launch,)
+        force_partials, force_blocks = ((self.immersed.force_partials, self.immersed.blocks)
+                                        if self.immersed else (b.zeros((2,), dtype), 0))
+
+        k = b.module(SOURCE, dtype, kernel_defines(advection, self.implicit))
         codes, walls = self.boundaries.codes, self.boundaries.wall_speeds
         self.viscous = self._viscous_stage(viscous, codes) if self.implicit else None
         rhs = self.viscous.b if self.implicit else self.dt_prev  # (unused when explicit)
@@ -207,8 +234,8 @@ class IncompressibleSolver(MacFlow, TimeDependentSolver):
             for fix in (0, 1)}
         self._predict = k.ins_predict.bind(
             self.face_grid, BLOCK, self.u, self.v, self.us, self.vs, self.nu_old, self.nv_old,
-            self.mask_u, self.mask_v, self.p, self.clock.dt, self.dt_prev, rhs, nx, ny, inv_dx,
-            inv_dy, self.nu, *self.force, *codes, self.force_partials)
+            self.p, self.clock.dt, self.dt_prev, rhs, nx, ny, inv_dx, inv_dy, self.nu,
+            *self.force, *codes)
         solver = self.pressure
         self._divergence = k.ins_divergence.bind(
             (_blocks(nx, BLOCK[0]), _blocks(ny, BLOCK[1])), BLOCK, self.us, self.vs, self.p,
@@ -219,48 +246,29 @@ class IncompressibleSolver(MacFlow, TimeDependentSolver):
             self.clock.rates, self.partials, self.u_ref, self.v_ref, self.refresh)
         viscous_solver = self.viscous.solver if self.implicit else solver  # (unused if explicit)
         self._finish = k.ins_finish.bind(
-            1, FINISH_THREADS, self.partials, self.force_partials, blocks, self.clock.ctrl,
-            solver.state, solver.done, viscous_solver.state, viscous_solver.done, self.diag,
-            self.dt_prev, self.history, HISTORY_ROWS,
+            1, FINISH_THREADS, self.partials, blocks, force_partials, force_blocks,
+            self.clock.ctrl, solver.state, solver.done, viscous_solver.state,
+            viscous_solver.done, self.diag, self.dt_prev, self.history, HISTORY_ROWS,
             grid.dx * grid.dy, self.steady_tolerance, self.steady_window, self.refresh)
         self.set_state(np.zeros((nx + 1, ny)), np.zeros((nx, ny + 1)))
 
     def _viscous_stage(self, viscous, codes):
         """The implicit viscous stage and its launch u* = u^n + d (viscous.py)."""
         b, grid = self.backend, self.grid
-        module = b.module(VISCOUS_SOURCE, self.dtype, viscous_defines(self.has_obstacle))
+        module = b.module(VISCOUS_SOURCE, self.dtype, viscous_defines())
         shape = (grid.nx, grid.ny)
         launch = (-(-packed_size(shape) // VISCOUS_THREADS), VISCOUS_THREADS)
         operator = FaceHelmholtz(shape, (grid.dx, grid.dy), codes, THETA[viscous] * self.nu,
                                  self.clock.dt, module.viscous_helmholtz, launch, b, self.dtype)
         stage = ViscousStage(operator, self.reference_velocity)
         self._increment = module.ins_viscous_increment.bind(
-            self.face_grid, BLOCK, self.us, self.vs, self.u, self.v, stage.x, self.mask_u,
-            self.mask_v, *shape, *codes)
+            self.face_grid, BLOCK, self.us, self.vs, self.u, self.v, stage.x, *shape, *codes)
         return stage
 
     # -- geometry ------------------------------------------------------------------------------
     def face_coordinates(self):
         """((x, y) of the u faces, shape (nx + 1, ny) each; (x, y) of the v faces)."""
-        g = self.grid
-        u_faces = np.meshgrid(g.x_nodes(), g.y_centres(), indexing="ij")
-        v_faces = np.meshgrid(g.x_centres(), g.y_nodes(), indexing="ij")
-        return tuple(u_faces), tuple(v_faces)
-
-    def _masks(self, obstacle):
-        """Obstacle masks of the u and v faces, flattened x fastest (1 inside). Faces on the
-        domain's boundary keep their boundary condition (the force kernel assumes so)."""
-        masks = []
-        for axis, (x, y) in enumerate(self.face_coordinates()):
-            inside = np.array(np.broadcast_to(np.asarray(obstacle(x, y), bool), x.shape))
-            edges = [slice(None)] * 2
-            for end in (0, -1):
-                edges[axis] = end
-                inside[tuple(edges)] = False
-            masks.append(inside.T.ravel().astype(float))
-        if not any(m.any() for m in masks):
-            raise ValueError("the obstacle covers no face of the grid")
-        return masks
+        return face_coordinates(self.grid)
 
     # -- state ---------------------------------------------------------------------------------
     def _interior(self, array, shape):

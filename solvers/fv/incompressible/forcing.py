@@ -1,0 +1,36 @@
+"""The incompressible solver's immersed boundary on the device: the geometry of
+solvers/fv/incompressible/immersed.py packed into device arrays, and the launch of its
+forcing kernel (raw_kernels/fv/immersed.cu), which also leaves the force's block sums."""
+
+import numpy as np
+
+SOURCE = "fv/immersed.cu"
+THREADS = 256  # a power of two (the block sums)
+
+
+def kernel_defines(ghosts, incremental):
+    """incremental: u* holds the incremental prediction u* - dt grad p^n already (the implicit
+    viscous scheme's predictor), else the forcing subtracts it."""
+    return {"G": ghosts, "THREADS": THREADS, "INCREMENTAL": int(bool(incremental))}
+
+
+class ImmersedForcing:
+    """The forcing of a body's ImmersedBoundary on the face predictions (us, vs) of a solver
+    with `ghosts` ghost layers, with its pressure p (reset in the cells whose faces are all
+    forced; incremental: see kernel_defines): `launch()` (capturable), and `force_partials` (x
+    of every block, then y; `blocks` of them) for the step's last kernel to sum."""
+
+    def __init__(self, backend, dtype, geometry, us, vs, p, dt, ghosts, incremental):
+        arrays, counts = geometry.pack(dtype, ghosts)
+        # (an empty list as one entry never read: no device array of size zero)
+        self.arrays = {name: backend.to_device(values if len(values) else
+                                               np.zeros(1, values.dtype))
+                       for name, values in arrays.items()}
+        self.blocks = max(1, -(-sum(counts[0::2]) // THREADS))
+        self.force_partials = backend.zeros((2 * self.blocks,), dtype)
+        grid, a = geometry.grid, self.arrays
+        kernels = backend.module(SOURCE, dtype, kernel_defines(ghosts, incremental))
+        self.launch = kernels.ins_immersed.bind(
+            self.blocks, THREADS, us, vs, p, dt, a["face"], a["cells"], a["stencil"],
+            a["coefficient"], a["reset_cell"], *counts, grid.nx, grid.ny, 1.0 / grid.dx,
+            1.0 / grid.dy, self.force_partials)
