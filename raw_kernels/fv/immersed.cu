@@ -109,6 +109,7 @@ BLOCK_KERNEL void ins_immersed(real* __restrict__ us, real* __restrict__ vs,
             real* q = axis == 0 ? us : vs;
             const int c = face[k];
 #if INCREMENTAL
+            (void)cells;
             const real step = R(0);  // u* is already the incremental prediction
 #else
             const real step = dt * (cell_pressure(p, cells[2 * k + 1])
