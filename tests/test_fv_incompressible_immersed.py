@@ -8,7 +8,6 @@ against the distance transform, and restarts and graph replays of a run with a b
 import numpy as np
 import pytest
 
-from solvers.backend.stepper import Stepper
 from solvers.fv.incompressible.distance import ObstacleError, body_distance, face_coordinates
 from solvers.fv.incompressible.immersed import (
     FLUID,
@@ -221,18 +220,3 @@ def test_restart_of_a_run_with_a_body_is_bit_exact():
     restarted.restore(saved)
     for a, b in zip(reference, run(restarted, 15)):
         assert np.array_equal(a, b)
-
-
-def test_graph_replay_with_a_body_equals_eager_to_the_bit():
-    def run(graph):
-        solver = body_solver()
-        solver.clock.set(t_stop=1e9)
-        stepper = Stepper(solver.backend, solver.step, steps_per_graph=5, graph=graph)
-        for _ in range(4):
-            stepper.advance()
-        solver.observe()
-        return (*solver.face_velocities(), solver.pressure_field(),
-                np.array(solver.series["force_x"]))
-
-    for eager, replayed in zip(run(False), run(True)):
-        assert np.array_equal(eager, replayed)
