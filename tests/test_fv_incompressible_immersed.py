@@ -3,7 +3,8 @@ distance.py, raw_kernels/fv/immersed.cu), checked against references independent
 faces of a circle classified by hand, bilinear interpolation of linear functions, a shear flow
 linear in the distance to a tilted wall that the forcing must reproduce exactly (computed here
 in float64), the momentum the forcing removes summed here, the exact distance of a circle
-against the distance transform, and restarts and graph replays of a run with a body."""
+against the distance transform, and restarts of a run with a body (its graph replay:
+tests/test_fv_incompressible.py)."""
 
 import numpy as np
 import pytest
