@@ -56,16 +56,6 @@
 
 // -- boundaries --------------------------------------------------------------------------------
 
-// The inflow ramp factor at time t: 1/2 (1 - cos(pi t / ramp)) until t = ramp, then 1.
-REDUCTION KERNEL void ins_boundary_scale(const double* __restrict__ ctrl, real* __restrict__ scale,
-                                         double ramp)
-{
-    if (blockIdx.x != 0 || threadIdx.x != 0) return;
-    const double t = ctrl[CTRL_T];
-    scale[0] = (real)(ramp > 0.0 && t < ramp ? 0.5 * (1.0 - cos(3.141592653589793 * t / ramp))
-                                             : 1.0);
-}
-
 // Boundary faces and ghosts of one axis' two sides, one thread per line across the side (ghost
 // lines included, so the corners take the values the other axis' sides left). axis 0: the x
 // sides (lines j = -G .. ny + G), axis 1: the y sides (lines i = -G .. nx + G). inflow: normal

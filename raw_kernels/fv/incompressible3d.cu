@@ -54,16 +54,6 @@
 
 // diag (double[8]): DIAG_* of mac_finish.h
 
-// The inflow ramp factor at time t: 1/2 (1 - cos(pi t / ramp)) until t = ramp, then 1.
-REDUCTION KERNEL void ins_boundary_scale(const double* __restrict__ ctrl, real* __restrict__ scale,
-                                         double ramp)
-{
-    if (blockIdx.x != 0 || threadIdx.x != 0) return;
-    const double t = ctrl[CTRL_T];
-    scale[0] = (real)(ramp > 0.0 && t < ramp ? 0.5 * (1.0 - cos(3.141592653589793 * t / ramp))
-                                             : 1.0);
-}
-
 // -- boundaries --------------------------------------------------------------------------------
 
 // Boundary faces and ghosts of axis a's two sides, one thread per line along a across the side

@@ -1,8 +1,19 @@
-// The end-of-step bookkeeping of the MAC incompressible kernels, shared by ins_finish (2D,
-// incompressible.cu) and ins3_finish (3D, incompressible3d.cu): the diag layout, the change
-// rate of the steady-state test and the updates after a step's history row is written.
+// The step-level bookkeeping of the MAC incompressible kernels, shared by the 2D
+// (incompressible.cu) and 3D (incompressible3d.cu) steps: the inflow ramp at the step's start,
+// and for ins_finish / ins3_finish the diag layout, the change rate of the steady-state test
+// and the updates after a step's history row is written.
 // Needs clock.h (CTRL_T) before it, and IMPLICIT (0 or 1) defined.
 #pragma once
+
+// The inflow ramp factor at time t: 1/2 (1 - cos(pi t / ramp)) until t = ramp, then 1.
+REDUCTION KERNEL void ins_boundary_scale(const double* __restrict__ ctrl, real* __restrict__ scale,
+                                         double ramp)
+{
+    if (blockIdx.x != 0 || threadIdx.x != 0) return;
+    const double t = ctrl[CTRL_T];
+    scale[0] = (real)(ramp > 0.0 && t < ramp ? 0.5 * (1.0 - cos(3.141592653589793 * t / ramp))
+                                             : 1.0);
+}
 
 // diag (double[8])
 #define DIAG_STEADY 0       // 1 once the change rate fell below the tolerance
