@@ -1,7 +1,7 @@
 // The finite-volume scheme for the compressible Euler equations of an ideal gas on a
 // structured grid, shared by the stage kernels of euler.cu (the march) and euler_tile.cu (the
-// tile for small 2D grids): reconstruction, Riemann solvers, the update (the states and
-// boundaries they read: euler_state.h).
+// tile for small 2D grids): reconstruction, the update (the states and boundaries they read:
+// euler_state.h; the Riemann solvers: euler_gas.h).
 //
 // State: conserved variables stored variable by variable (structure of arrays), cell (i, j, k)
 // at (k * ny + j) * nx + i, x fastest. DIM 1: rho, rho*vx, E. DIM 2: rho, rho*vx, rho*vy, E.
@@ -19,96 +19,7 @@
 #include "euler_state.h"
 #include "limiter.h"
 #include "reduce.h"
-
-struct Gas {
-    real gamma, inv_gm1;  // ratio of specific heats, 1 / (gamma - 1)
-};
-
-DEVICE Flux physical_flux(const Prim& w, real energy)
-{
-    Flux f;
-    f.mass = w.rho * w.un;
-    f.mom_n = f.mass * w.un + w.p;
-    f.mom_t = f.mass * w.ut;
-#if DIM == 3
-    f.mom_t2 = f.mass * w.ut2;
-#endif
-    f.energy = (energy + w.p) * w.un;
-    return f;
-}
-
-// The face fluxes below are inlined twice in a stage kernel (x and y faces), and their inputs
-// reach the two copies in different orders. Left to the compiler, a sum of two products a b + c d
-// may become an FMA of either product, chosen differently in the two copies: a symmetric problem
-// would lose its x <-> y symmetry. So every such sum is written with an explicit fma, and
-// un^2 + ut^2 (+ ut2^2) through speed_squared.
-DEVICE real total_energy(const Prim& w, const Gas& gas)
-{
-    return fma(w.p, gas.inv_gm1, R(0.5) * w.rho * speed_squared(w));
-}
-
-// sqrt(gamma p / rho), as gamma p / sqrt(gamma p rho): one approximate reciprocal square root.
-DEVICE real sound_speed(const Prim& w, const Gas& gas)
-{
-    const real gp = gas.gamma * w.p;
-    return gp * approx_rsqrt(gp * w.rho);
-}
-
-#if RIEMANN == 1
-// Rusanov (local Lax-Friedrichs).
-DEVICE Flux riemann_flux(const Prim& l, const Prim& r, const Gas& gas)
-{
-    const real el = total_energy(l, gas), er = total_energy(r, gas);
-    const real ml = l.rho * l.un, mr = r.rho * r.un;  // mass fluxes
-    const real hs = R(0.5) * fmax(fabs(l.un) + sound_speed(l, gas),
-                                  fabs(r.un) + sound_speed(r, gas));
-    // F = (F_L + F_R) / 2 - hs (U_R - U_L), component by component.
-    Flux f;
-    f.mass = fma(-hs, r.rho - l.rho, R(0.5) * fma(l.rho, l.un, mr));
-    f.mom_n = fma(-hs, fma(r.rho, r.un, -ml),
-                  R(0.5) * (fma(ml, l.un, l.p) + fma(mr, r.un, r.p)));
-    f.mom_t = fma(-hs, fma(r.rho, r.ut, -(l.rho * l.ut)), R(0.5) * fma(ml, l.ut, mr * r.ut));
-#if DIM == 3
-    f.mom_t2 = fma(-hs, fma(r.rho, r.ut2, -(l.rho * l.ut2)),
-                   R(0.5) * fma(ml, l.ut2, mr * r.ut2));
-#endif
-    f.energy = fma(-hs, er - el, R(0.5) * fma(el + l.p, l.un, (er + r.p) * r.un));
-    return f;
-}
-#else
-// HLLC (Toro, Spruce and Speares 1994) with Davis wave-speed estimates. The flux of the side
-// K whose state the face sees (the upwind side of the contact, or of the whole fan when it is
-// supersonic); in the star region F*_K = F_K + S_K (U*_K - U_K) with, for m = rho (S_K - un)
-// and q = 1 / (S_K - S*), U*_K = q (m, m S*, m ut, (S_K - un) E + (S* - un)(m S* + p)) (and
-// m ut2 in 3D).
-DEVICE Flux riemann_flux(const Prim& l, const Prim& r, const Gas& gas)
-{
-    const real cl = sound_speed(l, gas), cr = sound_speed(r, gas);
-    const real sl = fmin(l.un - cl, r.un - cr);
-    const real sr = fmax(l.un + cl, r.un + cr);
-    const real ml = l.rho * (sl - l.un), mr = r.rho * (sr - r.un);
-    const real s_star = (fma(l.un, ml, r.p - l.p) - r.un * mr) * approx_recip(ml - mr);
-    // Select the side's inputs, then evaluate one flux and its star-region correction, and
-    // select again: no branch (a divergent one in a warp whose faces see contacts moving both
-    // ways; in smooth subsonic flow every face takes the correction anyway).
-    const bool left = sl >= R(0) || (sr > R(0) && s_star >= R(0));
-    const Prim w = left ? l : r;
-    const real energy = total_energy(w, gas);
-    const Flux f = physical_flux(w, energy);
-    const real s = left ? sl : sr, m = left ? ml : mr;
-    const real q = approx_recip(s - s_star);
-    const real e_star = q * fma(s - w.un, energy, (s_star - w.un) * fma(m, s_star, w.p));
-    Flux g;
-    g.mom_n = f.mom_n + s * fma(m * q, s_star, -f.mass);
-    g.mass = fma(s, m * q - w.rho, f.mass);
-    g.mom_t = g.mass * w.ut;
-#if DIM == 3
-    g.mom_t2 = g.mass * w.ut2;
-#endif
-    g.energy = fma(s, e_star - energy, f.energy);
-    return sl < R(0) && sr > R(0) ? g : f;
-}
-#endif
+#include "ssp_stages.h"
 
 // Half the limited slopes of cell `here` along the axis on which `below` and `above` are its
 // neighbours (lab frame, variable by variable): its faces' states are here -+ these.
@@ -238,36 +149,4 @@ DEVICE real state_rate(const real cons[NVAR], real gamma, real inv_dx, real inv_
     const real mz = R(0);
 #endif
     return cell_rate(cons[0], cons[1], my, cons[VAR_E], gamma, inv_dx, inv_dy, mz, inv_dz);
-}
-
-// The buffers of a Runge-Kutta stage, by role: the state alternates between two buffers
-// (state_a, state_b). finish_dt flipped `parity` when the step began, so U^n is in the buffer
-// parity does not name and U^(n+1) goes to the one it names; scratch holds an intermediate
-// stage. No stage writes a buffer it reads, so a stage's loads never wait on its own stores
-// (in place over U^n the last stage was slower: docs/euler_performance.md).
-#define ROLE_OLD 0      // U^n
-#define ROLE_NEW 1      // U^(n+1), and the first stage of SSP-RK3
-#define ROLE_SCRATCH 2  // the other intermediate stage
-DEVICE real* stage_buffer(int role, int parity, real* state_a, real* state_b, real* scratch)
-{
-    if (role == ROLE_SCRATCH) return scratch;
-    return (role == ROLE_NEW) == (parity != 0) ? state_b : state_a;
-}
-
-// A stage's buffers in this step: it reads u (role u_role) and u0 and writes out (out_role).
-struct StageBuffers {
-    const real* u;
-    const real* u0;
-    real* out;
-};
-
-DEVICE StageBuffers stage_buffers(int u_role, int out_role, const int* parity, real* state_a,
-                                  real* state_b, real* scratch)
-{
-    const int step_parity = parity[0];
-    StageBuffers b;
-    b.u = stage_buffer(u_role, step_parity, state_a, state_b, scratch);
-    b.u0 = stage_buffer(ROLE_OLD, step_parity, state_a, state_b, scratch);
-    b.out = stage_buffer(out_role, step_parity, state_a, state_b, scratch);
-    return b;
 }

@@ -1,11 +1,9 @@
-// States and boundaries of the Euler scheme (euler_scheme.h): the primitive state, the grid a
-// kernel reads, symmetric sums that keep x <-> y <-> z symmetric problems symmetric to the bit,
-// conserved <-> primitive, neighbours mapped through the boundaries, the stability rate.
+// States and boundaries of the structured Euler scheme (euler_scheme.h; the gas and its states:
+// euler_gas.h): the grid a kernel reads, unfused and order-independent sums that keep
+// x <-> y <-> z symmetric problems symmetric to the bit, neighbours mapped through the
+// boundaries, the stability rate.
 #pragma once
-#include "prelude.h"
-
-#define NVAR (DIM + 2)
-#define VAR_E (DIM + 1)
+#include "euler_gas.h"
 
 #define BC_PERIODIC 0
 #define BC_TRANSMISSIVE 1
@@ -14,25 +12,6 @@
 
 // Numbers of an inflow state per side: rho, vx, vy, vz, p.
 #define INFLOW_VARS 5
-
-// Primitive state. In the frame of a face: velocity normal (un) and tangential (ut, and in 3D
-// ut2) to it; in the lab frame (the shared-memory arrays of a stage block): un = vx, ut = vy,
-// ut2 = vz.
-struct Prim {
-    real rho, un, ut, p;
-#if DIM == 3
-    real ut2;
-#endif
-};
-
-// Flux through a face, in the same frame.
-struct Flux {
-    real mass, mom_n, mom_t, energy;
-#if DIM == 3
-    real mom_t2;
-#endif
-};
-
 
 // Boundary kinds are separate members, not an array: a runtime index into an array would put
 // the whole struct in (slow) local memory.
@@ -46,24 +25,6 @@ struct Grid {
     int nz, bc_zlo, bc_zhi;
 #endif
 };
-
-// a^2 + b^2 rounded the same way for (a, b) and (b, a), to keep x <-> y symmetric problems
-// symmetric to the bit: the terms ordered by magnitude, and one fixed FMA.
-DEVICE real sum_of_squares(real a, real b)
-{
-    const real lo = fmin(fabs(a), fabs(b)), hi = fmax(fabs(a), fabs(b));
-    return fma(hi, hi, lo * lo);
-}
-
-// a^2 + b^2 + c^2 rounded the same way for every order of (a, b, c) (x <-> y <-> z symmetry):
-// the terms ordered by magnitude, smallest first, and two fixed FMAs.
-DEVICE real sum_of_squares(real a, real b, real c)
-{
-    const real fa = fabs(a), fb = fabs(b), fc = fabs(c);
-    const real lo = fmin(fmin(fa, fb), fc), hi = fmax(fmax(fa, fb), fc);
-    const real mid = fmax(fmin(fa, fb), fmin(fmax(fa, fb), fc));
-    return fma(hi, hi, fma(mid, mid, lo * lo));
-}
 
 // a + b rounded on its own, never fused with a product that feeds it (NVRTC fuses a * b + c into
 // an FMA wherever it can). The 3D kernel adds some values right after the product that made
@@ -100,54 +61,6 @@ DEVICE real symmetric_sum(real a, real b, real c)
     const real lo = fmin(fmin(a, b), c), hi = fmax(fmax(a, b), c);
     const real mid = fmax(fmin(a, b), fmin(fmax(a, b), c));
     return (lo + mid) + hi;
-}
-
-// |v|^2 of a primitive state, symmetric in its components.
-DEVICE real speed_squared(const Prim& w)
-{
-#if DIM == 3
-    return sum_of_squares(w.un, w.ut, w.ut2);
-#else
-    return sum_of_squares(w.un, w.ut);
-#endif
-}
-
-// Primitive state in the lab frame of a cell with conserved variables cons, its velocity
-// components times flip_x, flip_y and flip_z (-1 mirrors them at a wall).
-DEVICE Prim conserved_prim(const real cons[NVAR], real flip_x, real flip_y, real gamma,
-                           real flip_z = R(1))
-{
-    Prim w;
-    const real rho = cons[0];
-    const real inv_rho = approx_recip(rho);
-    const real vx = cons[1] * inv_rho;
-#if DIM >= 2
-    const real vy = cons[2] * inv_rho;
-#else
-    const real vy = R(0);
-    (void)flip_y;
-#endif
-    w.rho = rho;
-    w.un = flip_x * vx;
-    w.ut = flip_y * vy;
-#if DIM == 3
-    const real vz = cons[3] * inv_rho;
-    w.ut2 = flip_z * vz;
-    const real v2 = sum_of_squares(vx, vy, vz);
-#else
-    (void)flip_z;
-    const real v2 = sum_of_squares(vx, vy);
-#endif
-    w.p = (gamma - R(1)) * (cons[VAR_E] - R(0.5) * rho * v2);
-    return w;
-}
-
-// The conserved variables of stored cell c (a pointer step a variable: fewer integer
-// instructions than an index product each).
-DEVICE void load_cell(const real* u, int ncell, int c, real cons[NVAR])
-{
-    const real* p = u + c;
-    for (int v = 0; v < NVAR; ++v, p += ncell) cons[v] = *p;
 }
 
 // Primitive state of stored cell c (see conserved_prim).

@@ -63,23 +63,30 @@ def boundary_of(case, grid):
 
 def initial_fields(case, grid):
     """{rho, vx, vy, vz, p} evaluated at the cell centres; CaseError names the offending key."""
-    initial = case.data["initial"]
     centres = grid.centres()
     names = {"x": centres[0], "y": centres[1] if grid.ndim >= 2 else 0.0,
              "z": centres[2] if grid.ndim == 3 else 0.0, "dx": grid.dx, "dy": grid.dy,
-             "dz": grid.dz, "gamma": case.data["physics"]["gamma"]}
+             "dz": grid.dz}
+    return primitive_fields(case, names, grid.shape, deposit.functions(grid))
+
+
+def primitive_fields(case, names, shape, functions=None):
+    """{rho, vx, vy, vz, p} of [initial], evaluated with `names` (and gamma and the constants)
+    and broadcast to `shape`; a CaseError names the offending key (non-finite values, rho or p
+    not > 0)."""
+    initial = case.data["initial"]
+    names = {**names, "gamma": case.data["physics"]["gamma"]}
     for constant, value in initial["constants"].items():
         names[constant] = float(value)
     fields = {}
     for key in ("rho", *VELOCITIES, "p"):
         try:
             value = np.broadcast_to(np.asarray(evaluate(initial[key], names,
-                                                        functions=deposit.functions(grid)),
-                                               float), grid.shape)
+                                                        functions=functions), float), shape)
         except ExpressionError as error:
             raise case.error("initial", key, str(error)) from None
         except ValueError as error:
-            raise case.error("initial", key, f"result does not fit the grid ({error})") from None
+            raise case.error("initial", key, f"result does not fit the mesh ({error})") from None
         if not np.all(np.isfinite(value)):
             raise case.error("initial", key, "expression gives non-finite values")
         fields[key] = value

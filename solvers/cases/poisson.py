@@ -2,7 +2,6 @@
 and building the solver from a case. Expressions are of x, y, z (and t for boundary values)."""
 
 import math
-from pathlib import Path
 
 import numpy as np
 
@@ -14,6 +13,7 @@ from ..mesh.generators import box, rectangle
 from ..mesh.meshio_reader import read_mesh
 from ..mesh.unstructured import MeshError
 from .bounds import check_cells, solver_errors
+from .mesh_file import read_mesh_file
 from .schema import Key, short
 
 GENERATORS = ("rectangle", "box")
@@ -72,15 +72,7 @@ def mesh_of(case):
     if (spec["file"] is None) == (spec["generator"] is None):
         raise case.error("mesh", None, "give either file or generator")
     if spec["file"] is not None:
-        path = Path(spec["file"])
-        if not path.is_absolute():
-            path = Path(case.path).parent / path
-        if not path.is_file():  # missing, a folder, a FIFO or a device
-            raise case.error("mesh", "file", f"{path}: not found or not a regular file")
-        try:
-            return read_mesh(path)
-        except (MeshError, ValueError) as error:
-            raise case.error("mesh", "file", str(error)) from None
+        return read_mesh_file(case, read_mesh)
     counts = spec["cells"]
     size = 2 if spec["generator"] == "rectangle" else 3
     if (not isinstance(counts, list) or len(counts) != size

@@ -147,6 +147,25 @@ def parse_boundary(boundary, ndim):
     return kinds, inflow.ravel()
 
 
+def primitive(u, gamma, names):
+    """{name: field} of the primitive variables (rho, velocity components, p) of conserved
+    variables u (nvar, ...)."""
+    rho = u[0]
+    velocity = [u[k] / rho for k in range(1, len(u) - 1)]
+    p = (gamma - 1) * (u[-1] - 0.5 * rho * sum(v**2 for v in velocity))
+    return dict(zip(names, [rho, *velocity, p]))
+
+
+def state_figures(u, volumes, fields):
+    """Totals of the conserved variables u (nvar, ...) over cells of `volumes` (one number or
+    one a cell) and the minima of the primitive fields' density and pressure."""
+    names = ["mass", *(f"momentum_{v[1]}" for v in VELOCITIES[:len(u) - 2]), "energy"]
+    out = {f"total_{n}": float((u[k] * volumes).sum()) for k, n in enumerate(names)}
+    out["min_rho"] = float(fields["rho"].min())
+    out["min_p"] = float(fields["p"].min())
+    return out
+
+
 def _choice(name, value, options):
     if value not in options:
         raise ValueError(f"{name} must be one of {', '.join(options)}, got '{value}'")
@@ -290,23 +309,11 @@ class EulerSolver(TimeDependentSolver):
 
     def fields(self):
         """Host copies of the primitive fields {rho, vx, (vy, (vz,)) p}, each of grid.shape."""
-        u = self.conserved()
-        rho = u[0]
-        velocity = [u[k] / rho for k in range(1, self.nvar - 1)]
-        kinetic = 0.5 * rho * sum(v**2 for v in velocity)
-        p = (self.gamma - 1) * (u[-1] - kinetic)
-        return dict(zip(self.field_names, [rho, *velocity, p]))
+        return primitive(self.conserved(), self.gamma, self.field_names)
 
     def diagnostics(self):
         """Totals of the conserved variables and the minima of density and pressure."""
-        u = self.conserved()
-        volume = self.grid.cell_volume
-        names = ["mass", *(f"momentum_{v[1]}" for v in VELOCITIES[:self.grid.ndim])]
-        out = {f"total_{n}": float(u[k].sum() * volume) for k, n in enumerate(names + ["energy"])}
-        fields = self.fields()
-        out["min_rho"] = float(fields["rho"].min())
-        out["min_p"] = float(fields["p"].min())
-        return out
+        return state_figures(self.conserved(), self.grid.cell_volume, self.fields())
 
     def diverged_message(self, t, steps):
         return (f"the solution became non-finite or non-physical (rho or p <= 0) at t={t:.6g} "

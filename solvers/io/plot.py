@@ -59,8 +59,12 @@ def field_figure(grid, fields, names, title, streamlines=None):
     """A Figure of fields[name] for each name: lines against x in 1D, one pcolormesh with a
     colorbar per field in 2D, its three mid-planes in 3D, a tripcolor or the boundary surface on
     an unstructured mesh. Fields are arrays of grid.shape indexed [i, j(, k)] (nodal values on a
-    mesh; a vector field, grid.shape + (3,), by its magnitude). streamlines: None or
-    cell-centred (u, v) of a 2D grid, drawn over every panel."""
+    finite-element mesh, cell values on a CellMesh; a vector field, a trailing axis of
+    components, by its magnitude). streamlines: None or cell-centred (u, v) of a 2D grid, drawn
+    over every panel."""
+    if hasattr(grid, "blocks"):  # a mesh of mixed cell types: cell-centred fields
+        from .plot_cells import cell_figure
+        return cell_figure(grid, fields, names, title)
     if hasattr(grid, "cells"):  # an unstructured mesh of the finite-element solvers
         from .plot_unstructured import mesh_figure
         return mesh_figure(grid, fields, names, title)

@@ -91,6 +91,12 @@ def _meshio_read(meshio, path):
 
 def read_mesh(path):
     """A validated Mesh from a mesh file; MeshError (one line) for what cannot be used."""
+    return read_with(from_meshio, path)
+
+
+def read_with(convert, path):
+    """convert(meshio.Mesh, source) of the file at path: its checks before meshio reads it (a
+    regular file; Gmsh node tags), and every failure as one MeshError line naming the file."""
     meshio = _import_meshio()
     if not Path(path).is_file():  # a FIFO or device would block the readers
         what = "not a regular file" if Path(path).exists() else "no such file"
@@ -101,7 +107,7 @@ def read_mesh(path):
             raise MeshError(f"{path}: {bad}")
     raw = _meshio_read(meshio, path)
     try:
-        return from_meshio(raw, str(path))
+        return convert(raw, str(path))
     except MeshError as error:
         message = _one_line(error, 400)
         raise MeshError(message if message.startswith(str(path)) else f"{path}: {message}") \
