@@ -47,6 +47,10 @@ RUNS = {
         "output.interval": 0.1, "scheme.steady_window": 0.05, "scheme.steady_tolerance": 3e-2,
         "scheme.advection": "central", "scheme.viscous": "implicit",
         "run.steps_per_graph": 5}, 0.2),
+    # Unstructured cells (a triangle strip from Gmsh), reverse Cuthill-McKee order.
+    "euler_unstructured": ("sod_unstructured.toml", {
+        "mesh.file": str(CASES.parent / "meshes" / "strip_h020.msh"), "output.interval": 0.05,
+        "run.steps_per_graph": 4}, 0.07),
     # dt = 0.012 against outputs every 0.03: clipped steps rebuild the matrix.
     "heat": ("heat_plate.toml", {"mesh.cells": [5, 5], "time.end": 0.1, "time.dt": 0.012,
                                  "output.interval": 0.03, "run.steps_per_graph": 2}, 0.04),

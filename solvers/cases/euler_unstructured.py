@@ -73,10 +73,10 @@ SECTIONS = {
         "constants": Key("table_float", {}, help="named numbers usable in the expressions"),
     },
     "boundary": {
-        "wall": Key("list_str", [], help="boundary names of solid walls (reflective)"),
-        "slip": Key("list_str", [], help="slip walls (reflective, as wall)"),
-        "symmetry": Key("list_str", [], help="symmetry planes (reflective)"),
-        "outflow": Key("list_str", [], help="transmissive outflow (zero gradient)"),
+        "wall": Key("any", [], help="[names]: boundary names of solid walls (reflective)"),
+        "slip": Key("any", [], help="[names]: slip walls (reflective, as wall)"),
+        "symmetry": Key("any", [], help="[names]: symmetry planes (reflective)"),
+        "outflow": Key("any", [], help="[names]: transmissive outflow (zero gradient)"),
         "inflow": Key("any", {}, help=f"{{name = {STATE}}}: a fixed inflow state"),
         "farfield": Key("any", {}, help=f"{{name = {STATE}}}: characteristic far field "
                         "(Riemann invariants) with this free stream"),
@@ -117,7 +117,11 @@ def boundary_of(case, mesh):
         out[name] = spec
 
     for key in NAMED:
-        for name in table[key]:
+        names = table[key]
+        if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
+            raise case.error("boundary", key, f"expected a list of boundary names, got "
+                             f"{short(names)}")
+        for name in names:
             put(key, name, key)
     for key, kind in STATED.items():
         if not isinstance(table[key], dict):

@@ -26,7 +26,12 @@ GROUP = "checkpoint"
 def mesh_signature(mesh):
     """(a JSON description of the mesh, a hash of its coordinates and connectivity)."""
     digest = hashlib.sha256()
-    if hasattr(mesh, "cells"):
+    if hasattr(mesh, "blocks"):  # cells of mixed types
+        description = {"cell_types": list(mesh.blocks), "points": int(len(mesh.points)),
+                       "cells": [int(len(cells)) for cells in mesh.blocks.values()]}
+        arrays = (np.asarray(mesh.points, np.float64),
+                  *(np.asarray(cells, np.int64) for cells in mesh.blocks.values()))
+    elif hasattr(mesh, "cells"):
         description = {"cell_type": mesh.cell_type, "points": int(len(mesh.points)),
                        "cells": int(len(mesh.cells))}
         arrays = (np.asarray(mesh.points, np.float64), np.asarray(mesh.cells, np.int64))
