@@ -134,7 +134,29 @@ DEVICE void side_value(int reconstruction, int limiter, const real here[NVAR], c
     }
 }
 
+// MUSCL-Hancock's predictor: the face value `out` of a cell with primitive state w and
+// gradients grad (at c) moved on by half a step, out += (dt / 2) dw/dt, with dw/dt from the
+// primitive-variable equations: rho_t = -v.grad rho - rho div v, v_t = -(v.grad) v -
+// grad p / rho, p_t = -v.grad p - gamma p div v.
+DEVICE void predict(const real w[NVAR], const real* grad, int n, int c, real gamma, real half_dt,
+                    real out[NVAR])
+{
+    real g[NVAR][DIM];
+    for (int v = 0; v < NVAR; ++v)
+        for (int a = 0; a < DIM; ++a) g[v][a] = grad[(v * DIM + a) * n + c];
+    real div = R(0);
+    for (int a = 0; a < DIM; ++a) div += g[1 + a][a];
+    for (int v = 0; v < NVAR; ++v) {
+        real rate = -dot(w + 1, g[v]);
+        if (v == 0) rate -= w[0] * div;
+        else if (v == VAR_E) rate -= gamma * w[VAR_E] * div;
+        else rate -= g[VAR_E][v - 1] / w[0];
+        out[v] = fma(half_dt, rate, out[v]);
+    }
+}
+
 // One stage for each cell: out = (1 - w) U^n + w (u + dt L(u)), L(u) = -(1/V) sum_f A_f F_f.
+// hancock: the face values are predicted half a step on (one stage a step, w = 1).
 BLOCK_KERNEL void euler_stage(real* __restrict__ state_a, real* __restrict__ state_b,
                               real* __restrict__ scratch, const int* __restrict__ parity,
                               int u_role, int out_role, const real* __restrict__ dt,
@@ -144,7 +166,7 @@ BLOCK_KERNEL void euler_stage(real* __restrict__ state_a, real* __restrict__ sta
                               const real* __restrict__ inv_vol, const int* __restrict__ bc_kind,
                               const real* __restrict__ bc_state, real* __restrict__ rates,
                               int n, int faces, int reconstruction, int limiter, real gamma,
-                              real w, int write_rates)
+                              real w, int write_rates, int hancock)
 {
     __shared__ real block_rates[RATE_THREADS];
     if (dt[0] == R(0)) return;  // the run has reached its stop time: nothing to write
@@ -156,6 +178,8 @@ BLOCK_KERNEL void euler_stage(real* __restrict__ state_a, real* __restrict__ sta
             const StageBuffers buf = stage_buffers(u_role, out_role, parity, state_a, state_b,
                                                    scratch);
             const Gas gas = {gamma, R(1) / (gamma - R(1))};
+            const real half_dt = R(0.5) * dt[0];
+            const bool predicted = hancock && reconstruction != FIRST_ORDER;
             real old[NVAR], here[NVAR], acc[NVAR];
             load_cell(buf.u, n, c, old);
             primitive(old, gamma, here);
@@ -171,6 +195,7 @@ BLOCK_KERNEL void euler_stage(real* __restrict__ state_a, real* __restrict__ sta
                 real far[NVAR], left[NVAR], right[NVAR];
                 const int j = far_side(buf.u, m, k, c, here, far);
                 side_value(reconstruction, limiter, here, grad, n, c, rk, dk, far, left);
+                if (predicted) predict(here, grad, n, c, gamma, half_dt, left);
                 if (j >= 0) {
                     // The neighbour's side: offsets from its centroid, toward this cell.
                     real rj[DIM], dj[DIM];
@@ -179,6 +204,7 @@ BLOCK_KERNEL void euler_stage(real* __restrict__ state_a, real* __restrict__ sta
                         dj[a] = -dk[a];
                     }
                     side_value(reconstruction, limiter, far, grad, n, j, rj, dj, here, right);
+                    if (predicted) predict(far, grad, n, j, gamma, half_dt, right);
                 } else {
                     ghost_state(left, nk, -1 - j, m, right);
                 }

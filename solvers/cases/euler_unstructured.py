@@ -10,7 +10,7 @@ from ..fv.euler import RIEMANN_SOLVERS
 from ..fv.euler_unstructured import (
     LIMITERS,
     RECONSTRUCTIONS,
-    RUNGE_KUTTA,
+    TIME_INTEGRATORS,
     UnstructuredEulerSolver,
     parse_boundary,
 )
@@ -58,8 +58,10 @@ SECTIONS = {
                        "structured solver's minmod, van_leer, mc along each face's line"),
         "riemann": Key("choice", "hllc", choices=tuple(RIEMANN_SOLVERS),
                        help="approximate Riemann solver"),
-        "time_integrator": Key("choice", "ssp_rk2", choices=tuple(RUNGE_KUTTA),
-                               help="strong-stability-preserving Runge-Kutta"),
+        "time_integrator": Key("choice", "ssp_rk2", choices=tuple(TIME_INTEGRATORS),
+                               help="ssp_rk2, ssp_rk3: strong-stability-preserving Runge-Kutta; "
+                               "hancock: MUSCL-Hancock, one stage a step (face values "
+                               "predicted half a step on from the cell gradients)"),
         "cfl": Key("float", 0.5, minimum=0, exclusive_minimum=True, maximum=1,
                    help="dt = cfl / max over cells of sum_faces (|v.n| + c) A / (2 V)"),
     },

@@ -21,12 +21,12 @@ from ..solver import BackendLike, TimeDependentSolver
 from .cell_slots import CellSlots
 from .euler import (
     RIEMANN_SOLVERS,
-    TIME_INTEGRATORS,
     VELOCITIES,
     _choice,
     primitive,
     state_figures,
 )
+from .euler import TIME_INTEGRATORS as STRUCTURED_INTEGRATORS
 from .sides import BoundaryError
 
 SOURCE = "fv/euler_unstructured.cu"
@@ -35,7 +35,10 @@ RECONSTRUCTIONS = {"first_order": 1, "muscl": 2}
 FACE_LIMITERS = {"minmod": 1, "van_leer": 2, "mc": 3}
 GRADIENT_LIMITERS = {"barth_jespersen": 4, "venkatakrishnan": 5}
 LIMITERS = {**GRADIENT_LIMITERS, **FACE_LIMITERS}
-RUNGE_KUTTA = {k: v for k, v in TIME_INTEGRATORS.items() if v}  # not the one-kernel hancock
+# The Runge-Kutta schemes of the structured solver, and MUSCL-Hancock: one stage whose face
+# values are predicted half a step on from the cells' gradients.
+TIME_INTEGRATORS = {**{k: v for k, v in STRUCTURED_INTEGRATORS.items() if v},
+                    "hancock": ((1.0, 0, 1),)}
 # Boundary kinds (GHOST_* of unstructured_cells.h), by the names a boundary table uses.
 REFLECTIVE, TRANSMISSIVE, INFLOW, PRESSURE, FARFIELD = range(5)
 NAMED_KINDS = {"wall": REFLECTIVE, "slip": REFLECTIVE, "symmetry": REFLECTIVE,
@@ -118,7 +121,8 @@ class UnstructuredEulerSolver(TimeDependentSolver):
         self._platform(backend, precision)
         ndim = mesh.dim
         self.nvar = ndim + 2
-        self.stages = RUNGE_KUTTA[_choice("time_integrator", time_integrator, RUNGE_KUTTA)]
+        self.stages = TIME_INTEGRATORS[_choice("time_integrator", time_integrator,
+                                                   TIME_INTEGRATORS)]
         self.scheme = {"reconstruction": _choice("reconstruction", reconstruction,
                                                  RECONSTRUCTIONS),
                        "limiter": _choice("limiter", limiter, LIMITERS),
@@ -159,7 +163,8 @@ class UnstructuredEulerSolver(TimeDependentSolver):
             self._launches.append(kernels.euler_stage.bind(
                 blocks, RATE_BLOCK, *self.buffers, self.clock.parity, src, dst, self.clock.dt,
                 self.gradients, *geometry_args, self.bc_kind, self.bc_state, self.clock.rates,
-                n, faces, *method, self.gamma, w, int(k == len(self.stages) - 1)))
+                n, faces, *method, self.gamma, w, int(k == len(self.stages) - 1),
+                int(time_integrator == "hancock")))
         # The first dt of a state set from the host (in buffer 0).
         self._rate = kernels.euler_max_rate.bind(
             blocks, RATE_BLOCK, self.buffers[0], self.clock.rates, m["area"], m["normal"],
