@@ -16,6 +16,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "scripts"))
 
 SMOKE_TESTS = {
     "bench_euler": ["--sizes", "32", "--precisions", "fp32", "--work", "2e4"],
+    "bench_euler_unstructured": ["--sizes", "16", "--sizes3d", "4", "--repeats", "2"],
     "bench_linalg": ["--sizes", "small"],
     "bench_fem": ["--dofs", "small"],
     "bench_heat": ["--dofs", "small"],

@@ -141,7 +141,7 @@ class UnstructuredEulerSolver(TimeDependentSolver):
         mesh_arrays = {name: b.to_device(a if a.dtype == np.int32 else a.astype(real))
                        for name, a in slots.arrays.items()}
         mesh_arrays["eps2"] = b.to_device(slots.venkatakrishnan_eps2().astype(real))
-        self._mesh_arrays = mesh_arrays
+        self.mesh_arrays = mesh_arrays
         self.bc_kind = b.to_device(kinds)
         self.bc_state = b.to_device(states.astype(real))
         kernels = b.module(SOURCE, real, kernel_defines(ndim, riemann))
@@ -231,4 +231,4 @@ class UnstructuredEulerSolver(TimeDependentSolver):
     def bytes_per_cell(self):
         """Device memory a cell needs: three state buffers, the gradients and the slots."""
         state = (3 + self.mesh.dim) * self.nvar * self.dtype.itemsize
-        return state + sum(a.nbytes for a in self._mesh_arrays.values()) // self.ncells
+        return state + sum(a.nbytes for a in self.mesh_arrays.values()) // self.ncells
