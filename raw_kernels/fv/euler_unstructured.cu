@@ -108,10 +108,19 @@ KERNEL void euler_gradients(real* __restrict__ state_a, real* __restrict__ state
     }
 }
 
+// The gradients of cell c's primitive variables, g[v][a] = d w_v / d x_a (MUSCL only).
+DEVICE void load_gradients(int reconstruction, const real* grad, int n, int c,
+                           real g[NVAR][DIM])
+{
+    for (int v = 0; v < NVAR; ++v)
+        for (int a = 0; a < DIM; ++a)
+            g[v][a] = reconstruction == FIRST_ORDER ? R(0) : grad[(v * DIM + a) * n + c];
+}
+
 // The value on cell `here`'s side of a face at offset rf from its centroid, toward the far
-// state `far` at offset df (a neighbour's centroid or a ghost's), with the cell's gradients.
-DEVICE void side_value(int reconstruction, int limiter, const real here[NVAR], const real* grad,
-                       int n, int c, const real rf[DIM], const real df[DIM],
+// state `far` at offset df (a neighbour's centroid or a ghost's), with the cell's gradients g.
+DEVICE void side_value(int reconstruction, int limiter, const real here[NVAR],
+                       const real g[NVAR][DIM], const real rf[DIM], const real df[DIM],
                        const real far[NVAR], real out[NVAR])
 {
     if (reconstruction == FIRST_ORDER) {
@@ -120,30 +129,25 @@ DEVICE void side_value(int reconstruction, int limiter, const real here[NVAR], c
     }
     const real scale = R(2) * dot(rf, df) / dot(df, df);
     for (int v = 0; v < NVAR; ++v) {
-        real g[DIM];
-        for (int a = 0; a < DIM; ++a) g[a] = grad[(v * DIM + a) * n + c];
         if (limiter >= LIMITER_BARTH_JESPERSEN) {
-            out[v] = here[v] + dot(g, rf);
+            out[v] = here[v] + dot(g[v], rf);
         } else {
             // The structured solver's MUSCL along the line to the far side: the upwind
             // difference from the gradient, the downwind one from the far state.
             const real down = far[v] - here[v];
-            const real up = R(2) * dot(g, df) - down;
+            const real up = R(2) * dot(g[v], df) - down;
             out[v] = here[v] + scale * limited_half_slope(limiter, up, down);
         }
     }
 }
 
 // MUSCL-Hancock's predictor: the face value `out` of a cell with primitive state w and
-// gradients grad (at c) moved on by half a step, out += (dt / 2) dw/dt, with dw/dt from the
+// gradients g moved on by half a step, out += (dt / 2) dw/dt, with dw/dt from the
 // primitive-variable equations: rho_t = -v.grad rho - rho div v, v_t = -(v.grad) v -
 // grad p / rho, p_t = -v.grad p - gamma p div v.
-DEVICE void predict(const real w[NVAR], const real* grad, int n, int c, real gamma, real half_dt,
+DEVICE void predict(const real w[NVAR], const real g[NVAR][DIM], real gamma, real half_dt,
                     real out[NVAR])
 {
-    real g[NVAR][DIM];
-    for (int v = 0; v < NVAR; ++v)
-        for (int a = 0; a < DIM; ++a) g[v][a] = grad[(v * DIM + a) * n + c];
     real div = R(0);
     for (int a = 0; a < DIM; ++a) div += g[1 + a][a];
     for (int v = 0; v < NVAR; ++v) {
@@ -180,9 +184,10 @@ BLOCK_KERNEL void euler_stage(real* __restrict__ state_a, real* __restrict__ sta
             const Gas gas = {gamma, R(1) / (gamma - R(1))};
             const real half_dt = R(0.5) * dt[0];
             const bool predicted = hancock && reconstruction != FIRST_ORDER;
-            real old[NVAR], here[NVAR], acc[NVAR];
+            real old[NVAR], here[NVAR], acc[NVAR], g_here[NVAR][DIM];
             load_cell(buf.u, n, c, old);
             primitive(old, gamma, here);
+            load_gradients(reconstruction, grad, n, c, g_here);
             for (int v = 0; v < NVAR; ++v) acc[v] = R(0);
             for (int k = 0; k < faces; ++k) {
                 if (nb[k * n + c] == c) continue;  // an unused slot
@@ -194,8 +199,8 @@ BLOCK_KERNEL void euler_stage(real* __restrict__ state_a, real* __restrict__ sta
                 }
                 real far[NVAR], left[NVAR], right[NVAR];
                 const int j = far_side(buf.u, m, k, c, here, far);
-                side_value(reconstruction, limiter, here, grad, n, c, rk, dk, far, left);
-                if (predicted) predict(here, grad, n, c, gamma, half_dt, left);
+                side_value(reconstruction, limiter, here, g_here, rk, dk, far, left);
+                if (predicted) predict(here, g_here, gamma, half_dt, left);
                 if (j >= 0) {
                     // The neighbour's side: offsets from its centroid, toward this cell.
                     real rj[DIM], dj[DIM];
@@ -203,8 +208,10 @@ BLOCK_KERNEL void euler_stage(real* __restrict__ state_a, real* __restrict__ sta
                         rj[a] = rk[a] - dk[a];
                         dj[a] = -dk[a];
                     }
-                    side_value(reconstruction, limiter, far, grad, n, j, rj, dj, here, right);
-                    if (predicted) predict(far, grad, n, j, gamma, half_dt, right);
+                    real g_far[NVAR][DIM];
+                    load_gradients(reconstruction, grad, n, j, g_far);
+                    side_value(reconstruction, limiter, far, g_far, rj, dj, here, right);
+                    if (predicted) predict(far, g_far, gamma, half_dt, right);
                 } else {
                     ghost_state(left, nk, -1 - j, m, right);
                 }
