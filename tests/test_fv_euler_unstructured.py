@@ -119,6 +119,26 @@ def test_sod_on_triangles_converges_to_the_exact_solution(integrator, cfl):
     assert np.all(np.log2(errors[:-1] / errors[1:]) > 0.7), errors
 
 
+@pytest.mark.parametrize("cells, bounds", [("tetra", (0.0156, 0.0070, 0.0037)),
+                                            ("wedge", (0.0173, 0.0074, 0.0041))])
+def test_sod_on_3d_cells_converges_to_the_exact_solution(cells, bounds):
+    """The same tube in 3D: a bar of n x 3 x 3 jittered cubes cut into tetrahedra or prisms,
+    walls on its sides. L1 density errors (measured: tetrahedra 0.0124, 0.0056, 0.0030;
+    prisms 0.0138, 0.0059, 0.0033 at n = 25, 50, 100) under those plus 25%, and falling."""
+    errors = []
+    for n in (25, 50, 100):
+        mesh = hex_grid(n, 3, 3, y=(0.0, 0.12), z=(0.0, 0.12), cells=cells, jitter=0.2)
+        table = dict.fromkeys(SIDES, "wall") | {"x_lo": "outflow", "x_hi": "outflow"}
+        solver = UnstructuredEulerSolver(mesh, table, backend="host", precision="fp64")
+        x = solver.geometry.centroids[:, 0]
+        solver.set_primitive(np.where(x < 0.5, 1.0, 0.125), 0.0, np.where(x < 0.5, 1.0, 0.1))
+        Simulation(solver, 0.2).run()
+        exact = exact_riemann(x, (1.0, 0.0, 1.0), (0.125, 0.0, 0.1), 0.5, 0.2)[0]
+        volumes = solver.geometry.volumes
+        errors.append(float(np.abs(solver.fields()["rho"] - exact) @ volumes / volumes.sum()))
+    assert np.all(np.array(errors) < bounds) and errors[0] > errors[1] > errors[2], errors
+
+
 # -- conservation and free-stream preservation -------------------------------------------------
 
 @pytest.mark.parametrize("cells", ["mixed", "triangle"])
