@@ -8,14 +8,11 @@ R / 10 at the far field (a MathEval size field); physical surface "fluid", physi
     python meshes/make_cylinder.py --h 0.025 meshes/cylinder_2.msh
     python meshes/make_cylinder.py --h 0.0125 meshes/cylinder_3.msh
 
-Deterministic: one thread, a fixed random seed and no user configuration, so a rerun with the
-same Gmsh version writes the same file.
+Deterministic: the session of gmsh_session.py (one thread, a fixed seed, no user configuration).
 """
 
-import argparse
-from pathlib import Path
-
 import gmsh
+from gmsh_session import arguments, make, name_groups
 
 CYLINDER_RADIUS = 0.5
 
@@ -30,17 +27,14 @@ def circle(radius, size):
 
 
 def build(h, far_radius):
-    """The annulus, its physical groups and its 2D mesh in the current Gmsh model."""
+    """The annulus, its physical groups and its size field in the current Gmsh model."""
     geo = gmsh.model.geo
     far_size = far_radius / 10.0
     cylinder = circle(CYLINDER_RADIUS, h)
     farfield = circle(far_radius, far_size)
     surface = geo.addPlaneSurface([geo.addCurveLoop(farfield), geo.addCurveLoop(cylinder)])
     geo.synchronize()
-    # Physical groups: only their elements are written.
-    gmsh.model.addPhysicalGroup(2, [surface], name="fluid")
-    gmsh.model.addPhysicalGroup(1, cylinder, name="cylinder")
-    gmsh.model.addPhysicalGroup(1, farfield, name="farfield")
+    name_groups(2, [surface], {"cylinder": cylinder, "farfield": farfield})
     # The size: linear in the radius, h at the cylinder and far_size at the far field; the
     # field alone sets it (not the points' sizes, not extended from the boundary).
     field = gmsh.model.mesh.field
@@ -50,31 +44,15 @@ def build(h, far_radius):
     field.setAsBackgroundMesh(size)
     for name in ("Mesh.MeshSizeFromPoints", "Mesh.MeshSizeExtendFromBoundary"):
         gmsh.option.setNumber(name, 0)
-    gmsh.model.mesh.generate(2)
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(description="Triangle mesh about a circular cylinder.")
-    parser.add_argument("--h", type=float, default=0.05,
-                        help="triangle size at the cylinder (default 0.05)")
+    parser = arguments("Triangle mesh about a circular cylinder.", h=0.05,
+                       h_help="triangle size at the cylinder")
     parser.add_argument("--far-radius", type=float, default=20.0,
                         help="radius R of the far field (default 20)")
-    parser.add_argument("out", type=Path, help="the .msh file to write")
     args = parser.parse_args(argv)
-    gmsh.initialize(readConfigFiles=False)
-    try:
-        # Quiet, one thread, a fixed seed, Frontal-Delaunay, MSH 4.1 ASCII.
-        for name, value in (("General.Terminal", 0), ("General.NumThreads", 1),
-                            ("Mesh.RandomSeed", 1), ("Mesh.Algorithm", 6),
-                            ("Mesh.MshFileVersion", 4.1), ("Mesh.Binary", 0)):
-            gmsh.option.setNumber(name, value)
-        gmsh.model.add("cylinder")
-        build(args.h, args.far_radius)
-        gmsh.write(str(args.out))
-        _, elements, _ = gmsh.model.mesh.getElements(2)
-        print(f"wrote {args.out}: {len(elements[0])} triangles")
-    finally:
-        gmsh.finalize()
+    make("cylinder", 2, args.out, build, args.h, args.far_radius)
 
 
 if __name__ == "__main__":

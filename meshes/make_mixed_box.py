@@ -5,18 +5,15 @@ z = 0.5. Physical volume "fluid" (both halves), physical surface "walls" (all si
 
     python meshes/make_mixed_box.py --n 6 meshes/mixed_box_n6.msh
 
-Deterministic: one thread, a fixed random seed and no user configuration, so a rerun with the
-same Gmsh version writes the same file.
+Deterministic: the session of gmsh_session.py (one thread, a fixed seed, no user configuration).
 """
 
-import argparse
-from pathlib import Path
-
 import gmsh
+from gmsh_session import arguments, make, name_groups
 
 
 def build(n):
-    """The two halves of the cube, their physical groups and the 3D mesh in the current Gmsh
+    """The two halves of the cube, their meshing and their physical groups in the current Gmsh
     model."""
     geo = gmsh.model.geo
     # The floor z = 0: an n x n transfinite quad mesh.
@@ -35,39 +32,19 @@ def build(n):
     # The upper half: the interface extruded to z = 1 as geometry only, meshed with tetrahedra.
     lid, upper, *upper_sides = geo.extrude([interface], 0.0, 0.0, 0.5)
     geo.synchronize()
-    # Physical groups: only their elements are written (not the interface's quadrilaterals).
-    gmsh.model.addPhysicalGroup(3, [lower[1], upper[1]], name="fluid")
+    # Physical groups: the interface's quadrilaterals are in none, so they are not written.
     walls = [floor] + [tag for _, tag in (*lower_sides, *upper_sides, lid)]
-    gmsh.model.addPhysicalGroup(2, walls, name="walls")
-    gmsh.model.mesh.generate(3)
+    name_groups(3, [lower[1], upper[1]], {"walls": walls})
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(description="Hexahedra below, tetrahedra above, in a cube.")
+    parser = arguments("Hexahedra below, tetrahedra above, in a cube.")
     parser.add_argument("--n", type=int, default=6,
                         help="cells along an edge, even (default 6)")
-    parser.add_argument("out", type=Path, help="the .msh file to write")
     args = parser.parse_args(argv)
     if args.n < 2 or args.n % 2:
         parser.error("--n must be an even number, at least 2")
-    gmsh.initialize(readConfigFiles=False)
-    try:
-        # Quiet, one thread, a fixed seed, Frontal-Delaunay surfaces, Delaunay volume,
-        # MSH 4.1 ASCII.
-        for name, value in (("General.Terminal", 0), ("General.NumThreads", 1),
-                            ("Mesh.RandomSeed", 1), ("Mesh.Algorithm", 6),
-                            ("Mesh.Algorithm3D", 1), ("Mesh.MshFileVersion", 4.1),
-                            ("Mesh.Binary", 0)):
-            gmsh.option.setNumber(name, value)
-        gmsh.model.add("mixed_box")
-        build(args.n)
-        gmsh.write(str(args.out))
-        types, elements, _ = gmsh.model.mesh.getElements(3)
-        counts = ", ".join(f"{len(tags)} {gmsh.model.mesh.getElementProperties(kind)[0]}"
-                           for kind, tags in zip(types, elements))
-        print(f"wrote {args.out}: {counts}")
-    finally:
-        gmsh.finalize()
+    make("mixed_box", 3, args.out, build, args.n)
 
 
 if __name__ == "__main__":

@@ -12,22 +12,20 @@ through the outlet with 0.37 to spare.
     python meshes/make_wedge.py --h 0.04 meshes/wedge_h040.msh
     python meshes/make_wedge.py --h 0.02 meshes/wedge_h020.msh
 
-Deterministic: one thread, a fixed random seed and no user configuration, so a rerun with the
-same Gmsh version writes the same file.
+Deterministic: the session of gmsh_session.py (one thread, a fixed seed, no user configuration).
 """
 
-import argparse
 import math
-from pathlib import Path
 
 import gmsh
+from gmsh_session import arguments, make, name_groups
 
 X_IN, X_OUT, TOP = -0.5, 1.5, 1.5
 RAMP_DEGREES = 15.0
 
 
 def build(h):
-    """The ramp's geometry, its physical groups and its 2D mesh in the current Gmsh model."""
+    """The ramp's geometry and its physical groups in the current Gmsh model."""
     geo = gmsh.model.geo
     ramp_end = X_OUT * math.tan(math.radians(RAMP_DEGREES))
     # Counterclockwise from the inlet's foot: inlet foot, ramp corner, ramp end, outlet top,
@@ -38,34 +36,13 @@ def build(h):
                                        for i in range(5))
     surface = geo.addPlaneSurface([geo.addCurveLoop([floor, ramp, outlet, top, inlet])])
     geo.synchronize()
-    # Physical groups: only their elements are written.
-    gmsh.model.addPhysicalGroup(2, [surface], name="fluid")
-    gmsh.model.addPhysicalGroup(1, [inlet], name="inflow")
-    gmsh.model.addPhysicalGroup(1, [outlet], name="outflow")
-    gmsh.model.addPhysicalGroup(1, [top], name="top")
-    gmsh.model.addPhysicalGroup(1, [floor, ramp], name="wall")
-    gmsh.model.mesh.generate(2)
+    name_groups(2, [surface], {"inflow": [inlet], "outflow": [outlet], "top": [top],
+                               "wall": [floor, ramp]})
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(description="Triangle mesh of a 15 degree ramp.")
-    parser.add_argument("--h", type=float, default=0.04, help="triangle size (default 0.04)")
-    parser.add_argument("out", type=Path, help="the .msh file to write")
-    args = parser.parse_args(argv)
-    gmsh.initialize(readConfigFiles=False)
-    try:
-        # Quiet, one thread, a fixed seed, Frontal-Delaunay, MSH 4.1 ASCII.
-        for name, value in (("General.Terminal", 0), ("General.NumThreads", 1),
-                            ("Mesh.RandomSeed", 1), ("Mesh.Algorithm", 6),
-                            ("Mesh.MshFileVersion", 4.1), ("Mesh.Binary", 0)):
-            gmsh.option.setNumber(name, value)
-        gmsh.model.add("wedge")
-        build(args.h)
-        gmsh.write(str(args.out))
-        _, elements, _ = gmsh.model.mesh.getElements(2)
-        print(f"wrote {args.out}: {len(elements[0])} triangles")
-    finally:
-        gmsh.finalize()
+    args = arguments("Triangle mesh of a 15 degree ramp.", h=0.04).parse_args(argv)
+    make("wedge", 2, args.out, build, args.h)
 
 
 if __name__ == "__main__":
