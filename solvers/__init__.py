@@ -4,14 +4,16 @@
     run = solvers.load_case("cases/sod.toml", mesh={"nx": 800})
     run.run()
     run.fields["rho"]
+    records = solvers.sweep("cases/sod.toml", {"mesh.nx": [200, 400]}, jobs=2)
 """
 
 from ._metadata import version as _version
 from .cases import CaseError, solver_class
 from .run.runner import CaseRun, load_case
+from .run.sweep import sweep
 from .solver import RunError, RunResult
 
-__all__ = ["load_case", "CaseRun", "CaseError", "RunError", "RunResult", "solver_class"]
+__all__ = ["load_case", "CaseRun", "CaseError", "RunError", "RunResult", "solver_class", "sweep"]
 
 
 def __getattr__(name):

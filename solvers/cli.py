@@ -6,6 +6,7 @@ output), 2 bad input (case file, option, backend, output folder), 128 + N ended 
 """
 
 import argparse
+import contextlib
 import sys
 import warnings
 
@@ -54,11 +55,23 @@ def command_run(args):
 
 
 def command_sweep(args):
-    from .run.sweep import run_sweep
+    from .run.sweep import exit_status, parameters_from_sets, sweep
 
     base = _overrides(argparse.Namespace(set=None, backend=args.backend, precision=args.precision,
-                                         out=args.out, no_graph=args.no_graph))
-    return run_sweep(args.case, args.set or [], base, quiet=args.quiet)
+                                         out=None, no_graph=args.no_graph))
+    parameters = parameters_from_sets(args.set or [])
+    executor = None
+    if args.dask:
+        try:  # the adapter and dask.distributed are optional: imported only when asked for
+            from .run.sweep_dask import DaskExecutor
+            executor = DaskExecutor(args.dask)
+        except ImportError as error:
+            print(f"solvers: error: --dask: {_one_line(error)}", file=sys.stderr)
+            return 2
+    with executor or contextlib.nullcontext():  # a Dask client made here is closed at the end
+        records = sweep(args.case, parameters, jobs=args.jobs, out=args.out, rerun=args.rerun,
+                        executor=executor, quiet=args.quiet, **base)
+    return exit_status(records, quiet=args.quiet)
 
 
 def command_cases(args):
@@ -92,6 +105,13 @@ def _add_run_options(parser):
     parser.add_argument("--quiet", action="store_true", help="no progress or summary")
 
 
+def _jobs(text):
+    """--jobs: a positive integer."""
+    if not text.strip().isdigit() or int(text) < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive number of runs, got {text!r}")
+    return int(text)
+
+
 class _Parser(argparse.ArgumentParser):
     """A usage error is one line too (exit 2), naming the help to read; subcommands' parsers
     are of this class as well."""
@@ -117,6 +137,12 @@ def parser():
     _add_run_options(sweep)
     sweep.add_argument("--set", action="append", metavar="SECTION.KEY=A,B,C",
                        help="values to sweep (repeatable); one value fixes a key")
+    sweep.add_argument("--jobs", type=_jobs, default=1, metavar="N",
+                       help="runs at once, each in a worker process (default 1)")
+    sweep.add_argument("--rerun", action="store_true",
+                       help="run again the runs an earlier sweep finished (default: skipped)")
+    sweep.add_argument("--dask", metavar="ADDRESS", help="run on a Dask cluster "
+                       "(scheduler address, e.g. tcp://host:8786; needs dask.distributed)")
     sweep.set_defaults(handler=command_sweep)
     info = commands.add_parser("info", help="backends, card, versions, compiler, cache")
     info.set_defaults(handler=command_info)

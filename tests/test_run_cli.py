@@ -95,7 +95,8 @@ def test_sweep_writes_one_row_per_run(tmp_path):
     # The total mass of a shock tube with transmissive ends changes only by boundary fluxes,
     # which are zero until the waves arrive: 0.5 * 1 + 0.5 * 0.125.
     assert all(float(r["total_mass"]) == pytest.approx(0.5625, rel=1e-5) for r in rows)
-    assert (tmp_path / "sod-003.h5").exists()
+    assert all(Path(r["output"]) == tmp_path / f"{r['name']}.h5" for r in rows)
+    assert all((tmp_path / f"sod-{r['key']}.h5").exists() for r in rows)
 
 
 def test_info_lists_backends(capsys):

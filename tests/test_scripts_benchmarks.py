@@ -23,6 +23,7 @@ SMOKE_TESTS = {
     "bench_elasticity": ["--dofs", "small"],
     "bench_incompressible": ["--sizes", "16", "--steady-max-steps", "2000"],
     "bench_incompressible3d": ["--sizes", "16", "--repeats", "2", "--steps-per-graph", "4"],
+    "bench_sweep": ["--variants", "4", "--n", "16", "--jobs", "2"],
 }
 
 

@@ -69,12 +69,18 @@ def dumps(data):
     return "\n".join(lines)
 
 
-def overrides_json(overrides):
-    """The overrides as JSON {'section.key': value}, whichever form they were given in."""
+def flat_overrides(overrides):
+    """Overrides in either form load() takes ({section: {key: value}} or {'section.key':
+    value}) as {'section.key': value}."""
     flat = {}
     for name, value in (overrides or {}).items():
         if "." not in name and isinstance(value, dict):
             flat.update({f"{name}.{key}": item for key, item in value.items()})
         else:
             flat[name] = value
-    return json.dumps(flat, default=str)
+    return flat
+
+
+def overrides_json(overrides):
+    """The overrides as JSON {'section.key': value}, whichever form they were given in."""
+    return json.dumps(flat_overrides(overrides), default=str)

@@ -1,107 +1,194 @@
-"""`solvers sweep`: run the cartesian product of case values and tabulate the results.
+"""`solvers.sweep` and `solvers sweep`: run the cartesian product of case values, resumably,
+one run at a time or several at once, and tabulate the results.
 
-Every combination is validated before the first run, so a typo fails at once. Run k is named
-<case name>-<k> (three digits) and writes its usual files; the summary table
-<out>/<case name>-sweep.csv is rewritten atomically after each run, so an interrupted sweep
-keeps the rows of the runs that finished.
+    records = solvers.sweep("cases/sod.toml", {"mesh.nx": [128, 256],
+                            "scheme.limiter": ["minmod", "mc"]}, jobs=2, out="out")
+
+The plan (sweep_plan.py) validates every run before the first starts and names run k
+<case name>-<key>, its key a hash of its overrides. Each finished run's record is appended to
+OUT/<case name>-sweep.jsonl and the table OUT/<case name>-sweep.csv regenerated from every
+record of the folder (sweep_records.py); a sweep run again skips the runs whose record is ok
+and whose files exist. Runs run in this process, in worker processes or on an executor
+(sweep_executors.py); only this process writes records, the log and the progress line
+(sweep_progress.py).
 """
 
-import csv
 import itertools
-import math
-import os
 import sys
 from pathlib import Path
 
-from ..cases import CaseError, load, parse_override, parse_value
-from ..solver import RunError
-from .progress import progress_for
-from .runner import CaseRun
+from ..backend import BackendError
+from .signals import Interrupted, deferred, handled
+from .sweep_executors import InProcess, WorkerPool, new_record, run_task, wait_first
+from .sweep_plan import make_plan, parameters_from_sets
+from .sweep_progress import SweepLog, SweepProgress
+from .sweep_records import RecordStore
 
-MAX_RUNS = 10_000
-
-
-def split_values(text):
-    """'a,b,[1,2]' -> ['a', 'b', '[1,2]']: commas inside brackets, braces or quotes stay."""
-    parts, depth, quote, current = [], 0, None, ""
-    for char in text:
-        if quote:
-            quote = None if char == quote else quote
-        elif char in "\"'":
-            quote = char
-        elif char in "[{":
-            depth += 1
-        elif char in "]}":
-            depth -= 1
-        elif char == "," and depth == 0:
-            parts.append(current)
-            current = ""
-            continue
-        current += char
-    parts.append(current)
-    return [part.strip() for part in parts]
+__all__ = ["SweepRecords", "exit_status", "parameters_from_sets", "sweep"]
 
 
-def sweep_axes(sets):
-    """--set options as [('section.key', [values...]), ...]."""
-    axes = []
-    for text in sets:
-        section, key, _ = parse_override(text)
-        raw = text.split("=", 1)[1]
-        values = [parse_value(v) for v in split_values(raw)]
-        if any(v == "" for v in values):
-            raise CaseError(f"--set {text}: empty value in the list")
-        axes.append((f"{section}.{key}", values))
-    return axes
+class SweepRecords(list):
+    """A sweep's records in its order (dicts: name, key, parameters, status, figures,
+    wall_seconds, files, skipped, ...), with the paths of its table (`table`, CSV), records
+    (`jsonl`) and log (`log`)."""
+
+    table: Path
+    jsonl: Path
+    log: Path
 
 
-def _write_csv(path, rows):
-    columns = list(dict.fromkeys(key for row in rows for key in row))
-    tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
-    with open(tmp, "w", newline="") as stream:
-        writer = csv.DictWriter(stream, fieldnames=columns)
-        writer.writeheader()
-        writer.writerows(rows)
-    os.replace(tmp, path)
+def sweep(case, parameters, *, jobs=1, out=None, rerun=False, executor=None, quiet=True,
+          **overrides):
+    """Run `case` (a case file's path, or a Case from solvers.cases.load: swept from its file
+    and the overrides it was loaded with) for every combination of `parameters`
+    ({'section.key': [values...]}; a value that is not a list fixes that key), with
+    `overrides` ({section: {key: value}} or 'section.key'=value, as load_case takes them)
+    applied to every run. Returns a SweepRecords list, one record per run.
+
+    jobs: runs at once, each in a worker process of its own (jobs=1: in this process).
+    out: the output folder (default: the case's output.dir). rerun: run again the runs done
+    earlier (by default skipped). executor: an object with submit(fn, *args) -> future (and
+    optionally wait_first(futures) -> (done, not_done)) that runs them instead, such as
+    solvers.run.sweep_dask.DaskExecutor; with it, jobs > 1 caps the runs in flight (default:
+    all submitted at once). quiet: no progress line on stderr.
+
+    Raises CaseError before any run if a combination is invalid; a failed run is a record with
+    status 'failed: <reason>'. An interrupt (KeyboardInterrupt) ends the runs in flight and
+    keeps the records of the finished ones."""
+    if isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1:
+        raise ValueError(f"jobs must be a positive integer, got {jobs!r}")
+    plan = make_plan(case, parameters, overrides, out)
+    plan.folder.mkdir(parents=True, exist_ok=True)
+    store = RecordStore(plan.folder, plan.name)
+    log = SweepLog(plan.folder / f"{plan.name}-sweep.log")
+    try:
+        with handled():
+            records = _Sweep(plan, store, log, rerun, quiet).run(executor, jobs)
+    finally:
+        log.close()
+    records.table, records.jsonl, records.log = store.table, store.jsonl, log.path
+    return records
 
 
-def run_sweep(case_path, sets, base_overrides, quiet=False):
-    axes = sweep_axes(sets)
-    names = [name for name, _ in axes]
-    count = math.prod(len(values) for _, values in axes)
-    if count > MAX_RUNS:
-        raise CaseError(f"--set: {count:.3g} combinations, at most {MAX_RUNS} runs in a sweep")
-    combos = list(itertools.product(*[values for _, values in axes]))
-    base_name = load(case_path, base_overrides).name
-    cases = []
-    for k, combo in enumerate(combos):
-        values = dict(zip(names, combo))
-        overrides = {**base_overrides, **values, "case.name": f"{base_name}-{k:03d}"}
-        cases.append((values, load(case_path, overrides)))
+class _Sweep:
+    """One sweep's loop: runs submitted in order, at most `window` in flight, each finished
+    one recorded before the next is submitted."""
 
-    out_dir = Path(cases[0][1].data["output"]["dir"])
-    out_dir.mkdir(parents=True, exist_ok=True)
-    table = out_dir / f"{base_name}-sweep.csv"
-    rows, failures, first_failure = [], 0, None
-    for k, (values, case) in enumerate(cases):
-        row = {"run": case.name, **values}
-        if not quiet:
-            print(f"[{k + 1}/{len(cases)}] {case.name}: "
-                  + ", ".join(f"{n}={v}" for n, v in values.items()), file=sys.stderr)
+    def __init__(self, plan, store, log, rerun, quiet):
+        self.plan, self.store, self.log = plan, store, log
+        self.results, self.todo = {}, []
+        latest = store.latest()
+        # Runs done earlier: their latest record, the files where the folder is now.
+        for run in plan.runs:
+            earlier = latest.get(run.key)
+            if earlier is not None and not rerun and store.complete(earlier):
+                files = [str(plan.folder / Path(path).name) for path in earlier["files"]]
+                self.results[run.key] = {**earlier, "files": files, "skipped": True}
+                log.line("skip", run.name, "done earlier")
+            else:
+                self.todo.append(run)
+        self.progress = SweepProgress(plan.name, len(plan.runs), len(self.results), quiet)
+
+    def run(self, executor, jobs):
+        owned = executor is None
+        pool = executor or (InProcess() if jobs == 1 else WorkerPool(jobs))
+        window = jobs if owned or jobs > 1 else max(len(self.todo), 1)
+        quiet_backend = not isinstance(pool, InProcess)
+        queue, flight = iter(self.todo), {}
         try:
-            run = CaseRun(case)
-            result = run.run(progress=progress_for(run, quiet))
-            row.update(status="ok", wall_seconds=round(result.wall_seconds, 4),
-                       **run.solver.report(result).figures, output=str(result.files[0]))
-        except (RunError, CaseError) as error:
-            failures += 1
-            first_failure = first_failure or f"{case.name}: {error}"
-            row.update(status=f"failed: {error}")
-        rows.append(row)
-        _write_csv(table, rows)
+            while True:
+                # Fill the window in the sweep's order; each run's start goes to the log.
+                for run in itertools.islice(queue, window - len(flight)):
+                    if owned and getattr(pool, "broken", False):  # a worker died: a new pool
+                        pool.shutdown(wait=False)
+                        pool = WorkerPool(jobs)
+                    self.log.start(run)
+                    self.progress.started()
+                    task = {**run.task, "quiet_backend": quiet_backend}
+                    flight[pool.submit(run_task, task)] = run
+                if not flight:
+                    break
+                # Record each run as it finishes, before the next is submitted.
+                done, _ = wait_first(pool, list(flight))
+                for future in done:
+                    self._finish(flight.pop(future), future)
+        except BaseException:
+            self._stop(pool, flight, owned)
+            raise
+        finally:
+            self.progress.close()
+            if owned:
+                pool.shutdown(wait=True)
+        return SweepRecords(self.results[run.key] for run in self.plan.runs)
+
+    def _outcome(self, run, future):
+        """What a finished future gave: run_task's dict, or a failed record where it raised
+        (a worker that died: BrokenProcessPool; an executor's own error)."""
+        try:
+            return future.result()
+        except Exception as error:
+            reason = str(error).splitlines()[0] if str(error) else "no reason given"
+            status = f"failed: {type(error).__name__}: {reason}"
+            return {**new_record(run.task, status), "wall_seconds": 0.0}
+
+    def _finish(self, run, future):
+        """Record a finished run (JSONL, then the table), or raise what ended it."""
+        outcome = self._outcome(run, future)
+        if "interrupted" in outcome:
+            self.log.line("stopped", run.name, "interrupted")
+            error = Interrupted(outcome["interrupted"])
+            error.partial_output = outcome["partial"]
+            raise error
+        if "abort" in outcome:
+            kind = BackendError if outcome["abort"] == "BackendError" else OSError
+            raise kind(outcome["message"])
+        self._record(outcome)
+
+    def _record(self, record):
+        with deferred():  # a signal now waits until the record and the table are written
+            self.store.append(record)
+            self.store.write_table([run.key for run in self.plan.runs])
+        self.results[record["key"]] = {**record, "skipped": False}
+        self.log.end(record)
+        self.progress.finished(record["status"] == "ok")
+
+    def _stop(self, pool, flight, owned):
+        """After an interrupt or an abort: cancel what has not started, end the runs in
+        flight (worker processes get SIGINT), let an owned pool end and keep the records of
+        runs that finished meanwhile. A foreign executor's running tasks are left to it."""
+        for future in flight:
+            future.cancel()
+        if hasattr(pool, "interrupt"):
+            pool.interrupt()
+        if not owned:
+            for run in flight.values():
+                self.log.line("stopped", run.name, "left to the executor: no record")
+            return
+        pool.shutdown(wait=True, cancel_futures=True)
+        for future, run in flight.items():
+            outcome = {}
+            if future.done() and not future.cancelled():
+                outcome = self._outcome(run, future)
+            if "status" in outcome:
+                self._record(outcome)
+            else:
+                self.log.line("stopped", run.name, "not finished: no record")
+
+
+def exit_status(records, quiet=False):
+    """The command line's account of a sweep: a summary on stdout (unless quiet), one line on
+    stderr if any run failed (quiet or not: the exit status alone does not say why); 1 if any
+    failed, else 0."""
+    failed = [record for record in records if record["status"] != "ok"]
+    skipped = sum(record["skipped"] for record in records)
     if not quiet:
-        print(f"sweep: {len(rows) - failures} of {len(rows)} runs ok; table {table}")
-    if failures:  # on stderr, --quiet or not: the exit status alone does not say why
-        print(f"solvers: sweep: {failures} of {len(rows)} runs failed (the first, "
-              f"{first_failure}); table {table}", file=sys.stderr)
-    return 1 if failures else 0
+        earlier = f" ({skipped} done earlier)" if skipped else ""
+        print(f"sweep: {len(records) - len(failed)} of {len(records)} runs ok{earlier}; "
+              f"table {records.table}")
+    if failed:
+        first = failed[0]
+        reason = first["status"].removeprefix("failed: ")
+        print(f"solvers: sweep: {len(failed)} of {len(records)} runs failed (the first, "
+              f"{first['name']}: {reason}); table {records.table}", file=sys.stderr)
+    return 1 if failed else 0
+

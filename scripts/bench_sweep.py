@@ -1,0 +1,203 @@
+"""Parameter sweep benchmark (issue 23): VARIANTS Kelvin-Helmholtz variants (cases/
+kelvin_helmholtz.toml) at N^2 to t = T_END on one card, the whole sweep timed three ways side by
+side in one run:
+
+  - sequential: solvers.sweep(..., jobs=1), one run after another in this process,
+  - processes: solvers.sweep(..., jobs=JOBS), worker processes, each with its own CUDA context,
+  - threads: one process, a thread and a CUDA stream per run, where the sweep engine offers it.
+
+Each variant is a distinct run, varied as a user would: Riemann solver x limiter x CFL number x
+amplitude of the seed perturbation (mesh fixed). Times are of the whole sweep call (worker start,
+kernel loading, every run with its HDF5, XDMF and PNG output), after one untimed run that fills
+the kernel cache on disk. The figures of every run are compared with the sequential sweep's.
+Target: processes >= 8x faster than sequential for 64 variants at 128^2 to t = 0.5. Whether MPS
+was active is reported (this script never starts it).
+
+    python scripts/bench_sweep.py [--variants 64] [--n 128] [--jobs 8] [--json out.json]
+    python scripts/bench_sweep.py --backend host --variants 4 --n 16 --jobs 2   # CPU smoke test
+
+A table is printed last; full numbers go to --json.
+"""
+
+import argparse
+import os
+import shutil
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import benchrun
+
+import solvers
+from solvers.backend import get_backend
+
+CASE = Path(__file__).resolve().parents[1] / "cases" / "kelvin_helmholtz.toml"
+TARGET = 8.0  # processes against sequential, 64 variants at 128^2 on one card (issue 23)
+# The case's seed, vy = 0.1 sin(4 pi x) (...), with its amplitude a constant `a` to sweep.
+SIGMA = 0.035355339059327376  # the case's shear-layer width s, 0.05 / sqrt(2)
+VY = ("a * sin(4 * pi * x) * (exp(-(y - 0.25)**2 / (2 * s**2)) "
+      "+ exp(-(y - 0.75)**2 / (2 * s**2)))")
+# The axes, in the order they are taken for fewer variants (4: Riemann solver x limiter).
+AXES = (("scheme.riemann", ["rusanov", "hllc"]),
+        ("scheme.limiter", ["minmod", "mc"]),
+        ("scheme.cfl", [0.5, 0.4, 0.3, 0.2]),
+        ("initial.constants", [{"s": SIGMA, "a": a} for a in (0.1, 0.05, 0.02, 0.01)]))
+TIMING = ("second", "wall")  # figures that measure the run, not its result
+
+
+def parameters(variants):
+    """The sweep's axes for `variants` runs: leading values of each axis in turn, so that their
+    product is `variants` (a power of two up to 64)."""
+    out, left = {}, variants
+    for key, values in AXES:
+        take = min(len(values), left)
+        out[key] = values[:max(1, take)]  # an axis left out keeps its first value
+        left = left // take if take and left % take == 0 else 0
+    if left != 1:
+        raise SystemExit(f"--variants {variants}: expected a power of two up to 64")
+    return out
+
+
+def overrides(args):
+    """Settings common to every run: backend, mesh, end time, the seed with its amplitude."""
+    return {"run": {"backend": args.backend, "precision": args.precision},
+            "mesh": {"nx": args.n, "ny": args.n}, "time": {"end": args.t_end},
+            "initial": {"vy": VY, "constants": AXES[-1][1][0]}}
+
+
+# The keyword arguments of solvers.sweep for one process with a thread and a CUDA stream per
+# run. None: the engine does not offer it (jobs=N runs worker processes, and the cuda backend is
+# one per process, on one stream); the table says so.
+THREADS_OPTION = None
+
+
+def mps_state():
+    """Whether CUDA MPS was active: its control pipe, its server process, its control binary."""
+    pipe_dir = os.environ.get("CUDA_MPS_PIPE_DIRECTORY", "/tmp/nvidia-mps")
+    servers = 0
+    for comm in Path("/proc").glob("[0-9]*/comm"):
+        try:
+            servers += comm.read_text().strip() == "nvidia-cuda-mps-server"
+        except OSError:  # a process that ended while we looked
+            pass
+    control_pipe = Path(pipe_dir, "control").exists()
+    return {"pipe_directory": pipe_dir,
+            "pipe_directory_from_env": "CUDA_MPS_PIPE_DIRECTORY" in os.environ,
+            "control_pipe": control_pipe, "server_processes": servers,
+            "control_binary": shutil.which("nvidia-cuda-mps-control"),
+            "active": control_pipe and servers > 0}
+
+
+def physics(figures):
+    return {k: v for k, v in figures.items() if not any(word in k for word in TIMING)}
+
+
+def timed_sweep(mode, jobs, args, axes, out, extra=None):
+    """One whole sweep, timed: its row of the table, and its records by run name."""
+    start = time.perf_counter()
+    records = solvers.sweep(CASE, axes, jobs=jobs, out=out, rerun=True, quiet=True,
+                            **(extra or {}), **overrides(args))
+    wall = time.perf_counter() - start
+    ok = sum(r["status"] == "ok" for r in records)
+    row = {"mode": mode, "jobs": jobs, "wall_s": wall, "runs": len(records), "ok": ok,
+           "per_run_s": wall / max(1, len(records)),
+           "failures": [f"{r['name']}: {r['status']}" for r in records if r["status"] != "ok"]}
+    return row, {r["name"]: r for r in records}
+
+
+def agreement(reference, records):
+    """How many runs have exactly the sequential sweep's figures (timings left out)."""
+    return sum(name in records and physics(r["figures"]) == physics(records[name]["figures"])
+               for name, r in reference.items())
+
+
+def parse_args(argv):
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--backend", choices=("cuda", "host"), default="cuda")
+    p.add_argument("--variants", type=int, default=64)
+    p.add_argument("--n", type=int, default=128, help="cells a side")
+    p.add_argument("--t-end", type=float, default=0.5)
+    p.add_argument("--jobs", type=int, default=8)
+    p.add_argument("--precision", choices=("fp32", "fp64"), default="fp32")
+    p.add_argument("--out", help="the sweeps' output folder (default: a temporary one, removed)")
+    p.add_argument("--json", default="bench_sweep.json")
+    return p.parse_args(argv)
+
+
+def run(args):
+    start = time.perf_counter()
+    axes = parameters(args.variants)
+    backend = get_backend(args.backend)
+    report = {"card": backend.describe(), "backend": args.backend, "case": CASE.name,
+              "variants": args.variants, "n": args.n, "t_end": args.t_end,
+              "precision": args.precision, "jobs": args.jobs, "mps": mps_state(),
+              "cpus": os.cpu_count(), "versions": benchrun.versions(args.backend == "cuda"),
+              "parameters": {k: [str(v) for v in values] for k, values in axes.items()},
+              "modes": []}
+    with tempfile.TemporaryDirectory(prefix="bench_sweep-") as scratch:
+        root = Path(args.out or scratch)
+        # Untimed: one run, so that no timed sweep pays for compiling the kernels.
+        first = {key: values[:1] for key, values in axes.items()}
+        timed_sweep("warm-up", 1, args, first, root / "warm-up")
+        row, reference = timed_sweep("sequential", 1, args, axes, root / "sequential")
+        row["same_results"] = len(reference)
+        report["modes"].append(row)
+        print(row, flush=True)
+        for mode, extra in (("processes", {}), ("threads", THREADS_OPTION)):
+            if extra is None:
+                report["modes"].append({"mode": mode, "jobs": args.jobs,
+                                        "offered": False})
+                print(f"{mode}: not offered by solvers.sweep", flush=True)
+                continue
+            row, records = timed_sweep(mode, args.jobs, args, axes, root / mode, extra)
+            row["same_results"] = agreement(reference, records)
+            row["speedup"] = report["modes"][0]["wall_s"] / row["wall_s"]
+            report["modes"].append(row)
+            print(row, flush=True)
+    processes = report["modes"][1]
+    report["speedup"] = processes["speedup"]
+    report["target"] = {"speedup": TARGET, "met": processes["speedup"] >= TARGET,
+                        "applies": args.backend == "cuda" and args.variants == 64
+                        and args.n == 128 and args.t_end == 0.5}
+    report["wall_seconds"] = time.perf_counter() - start
+    return report
+
+
+def table(report):
+    mps = report["mps"]
+    lines = [f"\n{report['variants']} Kelvin-Helmholtz variants, {report['n']}^2 to t = "
+             f"{report['t_end']:g}, {report['precision']}, on "
+             f"{report['card'].get('device', report['card'])}; MPS "
+             f"{'active' if mps['active'] else 'not active'} (control binary "
+             f"{'present' if mps['control_binary'] else 'absent'}); {report['cpus']} CPUs",
+             f"{'mode':>11} {'jobs':>5} {'wall s':>8} {'s/run':>7} {'ok':>7} {'same':>7} "
+             f"{'speedup':>8}"]
+    for r in report["modes"]:
+        if not r.get("offered", True):
+            lines.append(f"{r['mode']:>11} {r['jobs']:>5}   not offered by solvers.sweep")
+            continue
+        lines.append(f"{r['mode']:>11} {r['jobs']:>5} {r['wall_s']:>8.2f} {r['per_run_s']:>7.3f} "
+                     f"{r['ok']:>3}/{r['runs']:<3} {r['same_results']:>3}/{r['runs']:<3} "
+                     f"{r.get('speedup', 1.0):>7.2f}x")
+    target = report["target"]
+    verdict = ("met" if target["met"] else "missed") if target["applies"] else (
+        "not this configuration: 64 variants, 128^2, t = 0.5, cuda")
+    lines.append(f"target: processes >= {target['speedup']:g}x sequential: "
+                 f"{report['speedup']:.2f}x ({verdict})")
+    return "\n".join(lines)
+
+
+def passed(report):
+    """Every run of every mode finished, with the sequential sweep's figures."""
+    rows = [r for r in report["modes"] if r.get("offered", True)]
+    return all(r["ok"] == r["runs"] == r["same_results"] == report["variants"] for r in rows)
+
+
+def main(argv=None):
+    return benchrun.main("bench_sweep", parse_args(argv),
+                         "--backend host --variants 4 --n 16 --jobs 2", run, table, passed)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
