@@ -70,7 +70,7 @@ def command_sweep(args):
             return 2
     with executor or contextlib.nullcontext():  # a Dask client made here is closed at the end
         records = sweep(args.case, parameters, jobs=args.jobs, out=args.out, rerun=args.rerun,
-                        executor=executor, quiet=args.quiet, **base)
+                        executor=executor, quiet=args.quiet, streams=args.streams, **base)
     return exit_status(records, quiet=args.quiet)
 
 
@@ -139,6 +139,9 @@ def parser():
                        help="values to sweep (repeatable); one value fixes a key")
     sweep.add_argument("--jobs", type=_jobs, default=1, metavar="N",
                        help="runs at once, each in a worker process (default 1)")
+    sweep.add_argument("--streams", action="store_true",
+                       help="the --jobs runs in threads of one process, each with its own CUDA "
+                       "stream (else worker processes)")
     sweep.add_argument("--rerun", action="store_true",
                        help="run again the runs an earlier sweep finished (default: skipped)")
     sweep.add_argument("--dask", metavar="ADDRESS", help="run on a Dask cluster "

@@ -162,3 +162,27 @@ def test_package_sources_are_named_from_raw_kernels():
         backend.module("fv/nothing.cu", np.float32)
     with pytest.raises(ValueError, match="relative to raw_kernels/"):
         backend.module("../scripts/kernels/euler_floor.cu", np.float32)
+
+
+def test_a_thread_that_owns_its_backends_gets_its_own():
+    """own_backends(): the thread's get_backend makes and keeps instances of its own (on a GPU
+    a CUDA stream each: a sweep's streams mode); other threads keep the process's."""
+    import threading
+
+    from solvers.backend import get_backend, own_backends
+
+    shared, seen = get_backend("host"), {}
+
+    def thread(name, own):
+        if own:
+            own_backends()
+        seen[name] = (get_backend("host"), get_backend("host"))
+
+    workers = [threading.Thread(target=thread, args=(name, own))
+               for name, own in (("own", True), ("other", False))]
+    for worker in workers:
+        worker.start()
+    for worker in workers:
+        worker.join()
+    assert seen["own"][0] is seen["own"][1] and seen["own"][0] is not shared
+    assert seen["other"][0] is shared

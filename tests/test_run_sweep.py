@@ -162,11 +162,15 @@ def test_a_torn_last_line_is_skipped_and_ended(tmp_path):
 
 # --- worker processes ----------------------------------------------------------------------
 
-def test_two_jobs_equal_one_bit_for_bit(tmp_path):
+@pytest.mark.parametrize("streams", [False, True])
+def test_two_jobs_equal_one_bit_for_bit(tmp_path, streams):
+    """Two runs at once, in worker processes or in threads with backends of their own (on a
+    GPU a CUDA stream each), give the bits one at a time gives."""
     one = solvers.sweep(SOD, GRID, out=tmp_path / "one", **FAST)
-    two = solvers.sweep(SOD, GRID, out=tmp_path / "two", jobs=2, **FAST)
+    two = solvers.sweep(SOD, GRID, out=tmp_path / "two", jobs=2, streams=streams, **FAST)
     assert [r["key"] for r in one] == [r["key"] for r in two]
-    assert {r["pid"] for r in two}.isdisjoint({os.getpid()})  # in worker processes
+    pids = {r["pid"] for r in two}
+    assert pids == {os.getpid()} if streams else pids.isdisjoint({os.getpid()})
     assert [r["key"] for r in table(tmp_path / "two")] == [r["key"] for r in one]  # sweep order
     for mine, theirs in zip(one, two):
         assert theirs["status"] == "ok"

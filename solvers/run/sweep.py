@@ -19,7 +19,14 @@ from pathlib import Path
 
 from ..backend import BackendError
 from .signals import Interrupted, deferred, handled
-from .sweep_executors import InProcess, WorkerPool, new_record, run_task, wait_first
+from .sweep_executors import (
+    InProcess,
+    StreamThreads,
+    WorkerPool,
+    new_record,
+    run_task,
+    wait_first,
+)
 from .sweep_plan import make_plan, parameters_from_sets
 from .sweep_progress import SweepLog, SweepProgress
 from .sweep_records import RecordStore
@@ -38,14 +45,16 @@ class SweepRecords(list):
 
 
 def sweep(case, parameters, *, jobs=1, out=None, rerun=False, executor=None, quiet=True,
-          **overrides):
+          streams=False, **overrides):
     """Run `case` (a case file's path, or a Case from solvers.cases.load: swept from its file
     and the overrides it was loaded with) for every combination of `parameters`
     ({'section.key': [values...]}; a value that is not a list fixes that key), with
     `overrides` ({section: {key: value}} or 'section.key'=value, as load_case takes them)
     applied to every run. Returns a SweepRecords list, one record per run.
 
-    jobs: runs at once, each in a worker process of its own (jobs=1: in this process).
+    jobs: runs at once, each in a worker process of its own (jobs=1: in this process), or with
+    streams=True each in a thread of this process with its own backend (on a GPU its own CUDA
+    stream: the runs' kernels overlap in one context).
     out: the output folder (default: the case's output.dir). rerun: run again the runs done
     earlier (by default skipped). executor: an object with submit(fn, *args) -> future (and
     optionally wait_first(futures) -> (done, not_done)) that runs them instead, such as
@@ -63,7 +72,7 @@ def sweep(case, parameters, *, jobs=1, out=None, rerun=False, executor=None, qui
     log = SweepLog(plan.folder / f"{plan.name}-sweep.log")
     try:
         with handled():
-            records = _Sweep(plan, store, log, rerun, quiet).run(executor, jobs)
+            records = _Sweep(plan, store, log, rerun, quiet).run(executor, jobs, streams)
     finally:
         log.close()
     records.table, records.jsonl, records.log = store.table, store.jsonl, log.path
@@ -89,9 +98,10 @@ class _Sweep:
                 self.todo.append(run)
         self.progress = SweepProgress(plan.name, len(plan.runs), len(self.results), quiet)
 
-    def run(self, executor, jobs):
+    def run(self, executor, jobs, streams=False):
         owned = executor is None
-        pool = executor or (InProcess() if jobs == 1 else WorkerPool(jobs))
+        pool = executor or (InProcess() if jobs == 1 else StreamThreads(jobs) if streams
+                            else WorkerPool(jobs))
         window = jobs if owned or jobs > 1 else max(len(self.todo), 1)
         quiet_backend = not isinstance(pool, InProcess)
         queue, flight = iter(self.todo), {}

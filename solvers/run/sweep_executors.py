@@ -1,6 +1,8 @@
 """Where a sweep's runs run: `run_task` (one run, from a plain task to a plain record), in this
-process (`InProcess`, jobs=1), in worker processes (`WorkerPool`, jobs=N), or on any executor
-with `submit(fn, *args) -> future` (a Dask adapter: solvers/run/sweep_dask.py).
+process (`InProcess`, jobs=1), in worker processes (`WorkerPool`, jobs=N), in threads of this
+process with backends of their own (`StreamThreads`, jobs=N, streams=True: on a GPU a CUDA
+stream each), or on any executor with `submit(fn, *args) -> future` (a Dask adapter:
+solvers/run/sweep_dask.py).
 
 run_task is a top-level function of plain, picklable data both ways, so that any executor can
 send it to another process or machine. Only the sweep's parent writes records.
@@ -12,11 +14,17 @@ import socket
 import threading
 import time
 import traceback
-from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from concurrent.futures import (
+    FIRST_COMPLETED,
+    Future,
+    ProcessPoolExecutor,
+    ThreadPoolExecutor,
+    wait,
+)
 from contextlib import nullcontext
 from datetime import datetime
 
-from ..backend import BackendError, notices
+from ..backend import BackendError, notices, own_backends
 from ..backend.host_threads import team_size
 from ..cases import CaseError, load
 from ..solver import RunError
@@ -133,6 +141,17 @@ class WorkerPool(ProcessPoolExecutor):
                 os.kill(process.pid, signal.SIGINT)
             except (OSError, AttributeError, TypeError):
                 pass
+
+
+class StreamThreads(ThreadPoolExecutor):
+    """jobs threads of this process, each with backends of its own: on a GPU each run's kernels
+    and graphs go to its thread's CUDA stream, so runs overlap on the card within one context
+    (no MPS needed). Runs share the process's host threads; a signal reaches the main thread
+    only, so an interrupt lets the runs in flight finish."""
+
+    def __init__(self, jobs):
+        super().__init__(jobs, thread_name_prefix="sweep", initializer=own_backends)
+        self.jobs = jobs
 
 
 def wait_first(executor, futures):
