@@ -21,6 +21,15 @@ from .structured import MESH, grid_of
 SOLVER = EulerSolver
 NDIMS = (1, 2, 3)  # the grids it runs on
 BYTES_PER_CELL = 250  # host, fp64, 2D (cases.bounds: the memory a mesh needs)
+# [initial] of the Euler solvers, structured and unstructured: expressions of the cell centres.
+INITIAL = {
+    "rho": Key("expr", REQUIRED, help="density: a number or an expression of x, y, z"),
+    "vx": Key("expr", 0.0, help="x velocity"),
+    "vy": Key("expr", 0.0, help="y velocity (2D and 3D)"),
+    "vz": Key("expr", 0.0, help="z velocity (3D)"),
+    "p": Key("expr", REQUIRED, help="pressure"),
+    "constants": Key("table_float", {}, help="named numbers usable in the expressions"),
+}
 SECTIONS = {
     "mesh": MESH,
     "physics": {
@@ -40,14 +49,7 @@ SECTIONS = {
         "cfl": Key("float", 0.5, minimum=0, exclusive_minimum=True,
                    help="CFL number, dt = cfl / max((|vx|+c)/dx + (|vy|+c)/dy + (|vz|+c)/dz)"),
     },
-    "initial": {
-        "rho": Key("expr", REQUIRED, help="density: a number or an expression of x, y, z"),
-        "vx": Key("expr", 0.0, help="x velocity"),
-        "vy": Key("expr", 0.0, help="y velocity (2D and 3D)"),
-        "vz": Key("expr", 0.0, help="z velocity (3D)"),
-        "p": Key("expr", REQUIRED, help="pressure"),
-        "constants": Key("table_float", {}, help="named numbers usable in the expressions"),
-    },
+    "initial": INITIAL,
     "boundary": {
         side: Key("any", None, help="periodic, transmissive, reflective or "
                   "{inflow = {rho, vx, vy, vz, p}}")

@@ -20,9 +20,9 @@ from ..mesh.faces import face_geometry
 from ..mesh.meshio_cells import read_cell_mesh
 from ..mesh.unstructured import MeshError
 from .bounds import check_cells, solver_errors
-from .euler import primitive_fields
+from .euler import INITIAL, primitive_fields
 from .mesh_file import read_mesh_file
-from .schema import REQUIRED, Key, short
+from .schema import Key, short
 
 SOLVER = UnstructuredEulerSolver
 BYTES_PER_CELL = 1500  # host, fp64, 2D triangles, geometry included (cases.bounds)
@@ -65,15 +65,7 @@ SECTIONS = {
         "cfl": Key("float", 0.5, minimum=0, exclusive_minimum=True, maximum=1,
                    help="dt = cfl / max over cells of sum_faces (|v.n| + c) A / (2 V)"),
     },
-    "initial": {
-        "rho": Key("expr", REQUIRED, help="density: a number or an expression of x, y, z (the "
-                   "cell centroids)"),
-        "vx": Key("expr", 0.0, help="x velocity"),
-        "vy": Key("expr", 0.0, help="y velocity"),
-        "vz": Key("expr", 0.0, help="z velocity (3D)"),
-        "p": Key("expr", REQUIRED, help="pressure"),
-        "constants": Key("table_float", {}, help="named numbers usable in the expressions"),
-    },
+    "initial": INITIAL,
     "boundary": {
         "wall": Key("any", [], help="[names]: boundary names of solid walls (reflective)"),
         "slip": Key("any", [], help="[names]: slip walls (reflective, as wall)"),
