@@ -151,6 +151,12 @@ class TimeDependentSolver(Solver):
     def step(self) -> None:
         raise NotImplementedError
 
+    def step_segments(self) -> list | None:
+        """The step as launches and HostWork (backend/stepper.py) in order, where it needs the
+        host between its launches (a decomposed run's exchanges); None: step() is launches
+        only, captured whole."""
+        return None
+
     def observe(self) -> str | None:
         """Between graph replays: a reason (a short phrase) to end the run now, or None. May
         raise RunError."""

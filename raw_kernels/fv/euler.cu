@@ -129,16 +129,17 @@ struct Column {
 // and u0 of row r - 1 that the update needs in step r before the block turns to the x
 // direction (u again: a line fetched three steps before). With write_rates it also leaves per
 // block the largest stability rate of the new state in rates, for the next dt. dt == 0 means
-// the run has reached its stop time: the stage writes nothing. Registers are capped so that
-// 8 blocks (32 warps) share a multiprocessor in 2D fp32, 4 in fp64 and in 3D: more warps hide
-// more load latency but leave each thread fewer registers before it spills (the caps compared:
-// docs/euler_performance.md).
+// the run has reached its stop time: the stage writes nothing. `halos`: the halo buffers of a
+// decomposed grid's block (HALOS builds; see halo_sides), else unused. Registers are capped
+// so that 8 blocks (32 warps) share a multiprocessor in 2D fp32, 4 in fp64 and in 3D: more
+// warps hide more load latency but leave each thread fewer registers before it spills (the
+// caps compared: docs/euler_performance.md).
 #define STAGE_BLOCKS_PER_SM (REAL_BITS == 32 && DIM < 3 ? 8 : 4)
 BLOCK_KERNEL LAUNCH_BOUNDS(MARCH_W, STAGE_BLOCKS_PER_SM)
 void euler_stage(real* state_a, real* state_b, real* scratch, const int* __restrict__ parity,
                  int u_role, int out_role, const real* __restrict__ dt_dev,
-                 const real* __restrict__ inflow, real* __restrict__ rates, int nx, int ny,
-                 int nz, int rows, int bc_xlo, int bc_xhi, int bc_ylo, int bc_yhi, int bc_zlo,
+                 const real* __restrict__ inflow, const real* __restrict__ halos,
+                 real* __restrict__ rates, int nx, int ny, int nz, int rows, int bc_xlo, int bc_xhi, int bc_ylo, int bc_yhi, int bc_zlo,
                  int bc_zhi, real inv_dx, real inv_dy, real inv_dz, real gamma, real inv_gm1,
                  real w, int write_rates)
 {
@@ -181,14 +182,16 @@ void euler_stage(real* state_a, real* state_b, real* scratch, const int* __restr
     const int k = blockIdx.z, plane = k * nx * ny;  // the strip's z plane, its first cell
     const int ncell = nx * ny * nz;
     const real dt_dz = dt * inv_dz;
-    const Grid g = {u, inflow, nx, ny, bc_xlo, bc_xhi, bc_ylo, bc_yhi, gamma, nz, bc_zlo, bc_zhi};
+    const Grid g = with_halos(
+        Grid{u, inflow, nx, ny, bc_xlo, bc_xhi, bc_ylo, bc_yhi, gamma, nz, bc_zlo, bc_zhi}, halos);
 #else
     const int k = 0, plane = 0, ncell = nx * ny;
     (void)nz;
     (void)bc_zlo;
     (void)bc_zhi;
     (void)inv_dz;
-    const Grid g = {u, inflow, nx, ny, bc_xlo, bc_xhi, bc_ylo, bc_yhi, gamma};
+    const Grid g = with_halos(Grid{u, inflow, nx, ny, bc_xlo, bc_xhi, bc_ylo, bc_yhi, gamma},
+                              halos);
 #endif
     const Gas gas = {gamma, inv_gm1};
 

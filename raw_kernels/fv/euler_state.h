@@ -9,6 +9,12 @@
 #define BC_TRANSMISSIVE 1
 #define BC_REFLECTIVE 2
 #define BC_INFLOW 3
+// A side between two blocks of a decomposed grid (HALOS builds only): ghost cells beyond it
+// are read from the side's halo buffer, which the host fills before each stage.
+#define BC_HALO 4
+#ifndef HALOS
+#define HALOS 0
+#endif
 
 // Numbers of an inflow state per side: rho, vx, vy, vz, p.
 #define INFLOW_VARS 5
@@ -23,6 +29,10 @@ struct Grid {
     real gamma;
 #if DIM == 3
     int nz, bc_zlo, bc_zhi;
+#endif
+#if HALOS
+    // The halo buffer of each side (halo_sides), read only beyond a side of kind BC_HALO.
+    const real *halo_xlo, *halo_xhi, *halo_ylo, *halo_yhi, *halo_zlo, *halo_zhi;
 #endif
 };
 
@@ -99,6 +109,92 @@ DEVICE int boundary_index(int i, int n, int kind)
     return i < 0 ? -1 - i : 2 * n - 1 - i;
 }
 
+#if HALOS
+// Cells of a grid along z (1 below 3D, which has no nz member).
+#if DIM == 3
+#define GRID_NZ(g) ((g).nz)
+#else
+#define GRID_NZ(g) 1
+#endif
+
+// The halo buffers of a decomposed grid, one block of `halos` a side (x_lo, x_hi, y_lo, y_hi,
+// z_lo, z_hi; all six in every dimension): the conserved variables of the two ghost layers
+// beyond the side over its cross-section, [v][layer][c] with layer 0 next to the side and c
+// the cell's index across the side ((k ny + j) for x sides, (k nx + i) for y, (j nx + i) for
+// z), as solvers/fv/euler_halo.py packs them.
+DEVICE void halo_sides(Grid& g, const real* halos)
+{
+    const int x = 2 * NVAR * g.ny * GRID_NZ(g), y = 2 * NVAR * g.nx * GRID_NZ(g);
+    const int z = 2 * NVAR * g.nx * g.ny;
+    g.halo_xlo = halos;
+    g.halo_xhi = g.halo_xlo + x;
+    g.halo_ylo = g.halo_xhi + x;
+    g.halo_yhi = g.halo_ylo + y;
+    g.halo_zlo = g.halo_yhi + y;
+    g.halo_zhi = g.halo_zlo + z;
+}
+
+// Whether index i of an axis of n cells lies beyond a side of kind BC_HALO; if so, its ghost
+// layer (0 next to the side) and the side's halo buffer.
+DEVICE bool beyond_halo(int i, int n, int kind_lo, int kind_hi, const real* halo_lo,
+                        const real* halo_hi, int& layer, const real*& halo)
+{
+    if (i < 0 && kind_lo == BC_HALO) {
+        layer = -1 - i;
+        halo = halo_lo;
+        return true;
+    }
+    if (i >= n && kind_hi == BC_HALO) {
+        layer = i - n;
+        halo = halo_hi;
+        return true;
+    }
+    return false;
+}
+
+// A ghost cell (i, j, k) beyond a side of kind BC_HALO: true and its state w (lab frame), read
+// from the side's halo buffer, where the cell lies beyond that side only; a cell beyond two
+// sides (an edge or corner, which no Runge-Kutta stage uses) gets a harmless state.
+DEVICE bool halo_prim(const Grid& g, int i, int j, int k, Prim& w)
+{
+    const bool out_x = i < 0 || i >= g.nx, out_y = j < 0 || j >= g.ny;
+    const bool out_z = k < 0 || k >= GRID_NZ(g);
+    int layer = 0, c = 0, cross = 0;
+    const real* halo = nullptr;
+    if (beyond_halo(i, g.nx, g.bc_xlo, g.bc_xhi, g.halo_xlo, g.halo_xhi, layer, halo)) {
+        c = k * g.ny + j;
+        cross = g.ny * GRID_NZ(g);
+    } else if (beyond_halo(j, g.ny, g.bc_ylo, g.bc_yhi, g.halo_ylo, g.halo_yhi, layer, halo)) {
+        c = k * g.nx + i;
+        cross = g.nx * GRID_NZ(g);
+#if DIM == 3
+    } else if (beyond_halo(k, g.nz, g.bc_zlo, g.bc_zhi, g.halo_zlo, g.halo_zhi, layer, halo)) {
+        c = j * g.nx + i;
+        cross = g.nx * g.ny;
+#endif
+    } else {
+        return false;
+    }
+    if ((int)out_x + (int)out_y + (int)out_z > 1) {
+        w = rest_prim();
+        return true;
+    }
+    w = cell_prim(halo + layer * cross, 2 * cross, c, R(1), R(1), g.gamma);
+    return true;
+}
+#endif
+
+// g with its halo buffers, one block of `halos` a side (see halo_sides), in HALOS builds.
+DEVICE Grid with_halos(Grid g, const real* halos)
+{
+#if HALOS
+    halo_sides(g, halos);
+#else
+    (void)halos;
+#endif
+    return g;
+}
+
 // Index i along an axis of n cells, mapped through the boundary of the side it lies beyond
 // (sides lo_side and lo_side + 1, of kinds kind_lo and kind_hi), if any: a wall sets flip to
 // -1, and an inflow side is noted in inflow_side unless one already is.
@@ -128,6 +224,10 @@ DEVICE Prim lab_prim(const Grid& g, int i, int j, int k = 0)
     const bool far_z = false;
 #endif
     if (far_z || i < -2 || i >= g.nx + 2 || j < -2 || j >= g.ny + 2) return rest_prim();
+#if HALOS
+    // Beyond a side between two blocks: the halo buffer's state.
+    if (halo_prim(g, i, j, k, w)) return w;
+#endif
 
     int inflow_side = -1;
     real flip_x = R(1), flip_y = R(1), flip_z = R(1);

@@ -15,8 +15,11 @@ import math
 import numpy as np
 
 from ..backend.clock import RATE_BLOCK, DeviceClock
+from ..backend.stepper import HostWork
 from ..mesh import StructuredGrid
+from ..mesh.decomposition import Decomposition
 from ..solver import BackendLike, TimeDependentSolver
+from .euler_halo import EulerBlock, stage_buffer
 from .sides import SIDES_3D, BoundaryError, check_periodic_pairs, specs_by_side
 
 RECONSTRUCTIONS = {"first_order": 1, "muscl": 2}
@@ -89,20 +92,22 @@ def scheme_defines(ndim, reconstruction, limiter, riemann):
             "LIMITER": LIMITERS[limiter], "RIEMANN": RIEMANN_SOLVERS[riemann]}
 
 
-def kernel_defines(source, ndim, reconstruction, limiter, riemann):
+def kernel_defines(source, ndim, reconstruction, limiter, riemann, halos=False):
     """The defines of `source` (MARCH_SOURCE, TILE_SOURCE or HANCOCK_SOURCE) for a scheme: the
-    scheme's and the launch constants the source sizes its blocks and shared memory by."""
+    scheme's and the launch constants the source sizes its blocks and shared memory by; with
+    halos (the march of a decomposed grid's block), HALOS."""
     launch = {MARCH_SOURCE: {"MARCH_W": MARCH_WIDTH, "RATE_THREADS": RATE_BLOCK},
               TILE_SOURCE: {"TILE_X": TILE_SHAPE[0], "TILE_Y": TILE_SHAPE[1]},
               HANCOCK_SOURCE: {"MARCH_W": MARCH_WIDTH},
               HANCOCK_TILE_SOURCE: {"TILE_X": HANCOCK_TILE_SHAPE[0],
                                     "TILE_Y": HANCOCK_TILE_SHAPE[1]}}[source]
-    return {**scheme_defines(ndim, reconstruction, limiter, riemann), **launch}
+    return {**scheme_defines(ndim, reconstruction, limiter, riemann), **launch,
+            **({"HALOS": 1} if halos else {})}
 
 
 def compiled_kernels():
-    """Every (source, defines) this module compiles (REAL_BITS aside): the march and the
-    MUSCL-Hancock step in 1D, 2D and 3D, their tiles in 2D, for every scheme."""
+    """Every (source, defines) this module compiles (REAL_BITS aside): the march (also with
+    halos) and the MUSCL-Hancock step in 1D, 2D and 3D, their tiles in 2D, for every scheme."""
     schemes = [("first_order", "minmod")] + [("muscl", limiter) for limiter in LIMITERS]
     for ndim in (1, 2, 3):
         sources = (MARCH_SOURCE, HANCOCK_SOURCE)
@@ -112,6 +117,9 @@ def compiled_kernels():
             for riemann in RIEMANN_SOLVERS:
                 for reconstruction, limiter in schemes:
                     yield source, kernel_defines(source, ndim, reconstruction, limiter, riemann)
+                    if source == MARCH_SOURCE:
+                        yield source, kernel_defines(source, ndim, reconstruction, limiter,
+                                                     riemann, halos=True)
 
 
 def parse_boundary(boundary, ndim):
@@ -177,6 +185,9 @@ class EulerSolver(TimeDependentSolver):
 
     boundary: {side: kind} for sides x_lo, x_hi (and y_lo, y_hi in 2D and 3D, z_lo, z_hi in
     3D), kind 'periodic', 'transmissive', 'reflective' or {'inflow': {'rho':, 'vx':, ..., 'p':}}.
+    decomposition: this rank's share of a grid split over MPI ranks (Runge-Kutta only): the
+    solver holds its block, exchanges halos before each stage and gathers the whole grid's
+    fields; None: the whole grid.
     """
 
     name = "euler"
@@ -184,7 +195,8 @@ class EulerSolver(TimeDependentSolver):
     def __init__(self, grid: StructuredGrid, boundary: dict, gamma: float = 1.4,
                  reconstruction: str = "muscl", limiter: str = "mc", riemann: str = "hllc",
                  time_integrator: str = "ssp_rk3", cfl: float = 0.5,
-                 backend: BackendLike = "auto", precision: str = "fp32") -> None:
+                 backend: BackendLike = "auto", precision: str = "fp32",
+                 decomposition: Decomposition | None = None) -> None:
         if not gamma > 1:
             raise ValueError(f"gamma must be > 1, got {gamma}")
         self.mesh = self.grid = grid
@@ -200,16 +212,31 @@ class EulerSolver(TimeDependentSolver):
         self.scheme = {"reconstruction": reconstruction, "limiter": limiter, "riemann": riemann,
                        "time_integrator": time_integrator, "cfl": cfl}
         bc_kinds, inflow = parse_boundary(boundary, grid.ndim)
+        if decomposition is not None and hancock:
+            raise ValueError("a decomposed grid needs a Runge-Kutta time_integrator (ssp_rk2 "
+                             "or ssp_rk3), not hancock")
+
+        # A decomposed grid: this rank's block, whose sides between blocks read halos.
+        b = self.backend
+        self.parallel = None
+        if decomposition is not None:
+            self.parallel = EulerBlock(decomposition, grid, bc_kinds, self.nvar, b, self.dtype)
+            bc_kinds = self.parallel.kinds
+        self.local = grid if self.parallel is None else self.parallel.local
+        self._gathered = None  # (clock reading, the whole grid's state) of a decomposed grid
 
         # Device memory: two state buffers (the clock's parity names the one holding the state)
         # and, for Runge-Kutta, a scratch stage (48 bytes a cell for 2D fp32), the inflow
         # states, one partial stability rate per stage block, and the clock.
-        b = self.backend
+        grid = self.local
         shape = (self.nvar, *([grid.nz] if grid.ndim == 3 else []), grid.ny, grid.nx)
         self.buffers = [b.zeros(shape, self.dtype) for _ in range(2 if hancock else 3)]
         self.inflow = b.to_device(inflow.astype(self.dtype))
-        kernels = b.module(MARCH_SOURCE, self.dtype, kernel_defines(MARCH_SOURCE, *scheme))
-        tile = uses_tile(grid, b.name)
+        self.halos = b.zeros((1,), self.dtype) if self.parallel is None else self.parallel.halos
+        halos = self.parallel is not None
+        kernels = b.module(MARCH_SOURCE, self.dtype,
+                           kernel_defines(MARCH_SOURCE, *scheme, halos=halos))
+        tile = uses_tile(grid, b.name) and not halos
         if tile:
             block = HANCOCK_TILE_SHAPE if hancock else TILE_SHAPE
             rows = ()
@@ -243,11 +270,15 @@ class EulerSolver(TimeDependentSolver):
         # the stability rates of the new state for the next step's dt (one partial per stage
         # block).
         else:
-            stage = (b.module(TILE_SOURCE, self.dtype, kernel_defines(TILE_SOURCE, *scheme))
-                     .euler_stage_tile if tile else kernels.euler_stage)
+            if tile:
+                stage = b.module(TILE_SOURCE, self.dtype,
+                                 kernel_defines(TILE_SOURCE, *scheme)).euler_stage_tile
+                inputs = (self.inflow,)
+            else:
+                stage, inputs = kernels.euler_stage, (self.inflow, self.halos)
             self._launches = [self.clock.finish_dt] + [
                 stage.bind(launch, block, *self.buffers, self.clock.parity, src, dst,
-                           self.clock.dt, self.inflow, self.clock.rates, *sizes, *sides,
+                           self.clock.dt, *inputs, self.clock.rates, *sizes, *sides,
                            *spacings, *gas, w, int(k == len(self.stages) - 1))
                 for k, (w, src, dst) in enumerate(self.stages)]
         # The rate kernel (the first dt of a state set from the host) reads buffer 0, where
@@ -277,8 +308,9 @@ class EulerSolver(TimeDependentSolver):
         self.set_conserved(conserved, t)
 
     def _stored(self, state):
-        """(nvar, *grid.shape) [i, j, k] -> the buffer layout (nvar, (nz,) ny, nx), x fastest."""
-        grid = self.grid
+        """(nvar, *shape) [i, j, k] of this rank's cells -> the buffer layout (nvar, (nz,) ny,
+        nx), x fastest."""
+        grid = self.local
         cells = state.reshape(self.nvar, grid.nx, grid.ny, grid.nz).transpose(0, 3, 2, 1)
         return cells.reshape(self.buffers[0].shape)
 
@@ -287,7 +319,11 @@ class EulerSolver(TimeDependentSolver):
         shape = (self.nvar, *self.grid.shape)
         if np.shape(conserved) != shape:
             raise ValueError(f"conserved state must have shape {shape}, got {np.shape(conserved)}")
-        state = self._stored(np.asarray(conserved, np.float64))
+        conserved = np.asarray(conserved, np.float64)
+        if self.parallel is not None:
+            conserved = self.parallel.scatter(conserved)
+        self._gathered = None
+        state = self._stored(conserved)
         self.backend.write(self.buffers[0], state.astype(self.dtype))
         self.clock.set(t=t, steps=0, parity=0)
         self._rate()
@@ -300,12 +336,20 @@ class EulerSolver(TimeDependentSolver):
         return {"conserved": self.buffers[self.clock.read().parity]}
 
     def conserved(self):
-        """Host copy of the conserved variables, shape (nvar, *grid.shape), float64."""
-        buffer = self.buffers[self.clock.read().parity]
-        grid = self.grid
-        state = self.backend.to_host(buffer).astype(np.float64)
+        """Host copy of the conserved variables, shape (nvar, *grid.shape), float64. On a
+        decomposed grid every rank gathers the whole grid's (collective: all ranks call it
+        together; kept until the state changes)."""
+        reading = self.clock.read()
+        if self.parallel is not None and self._gathered and self._gathered[0] == reading:
+            return self._gathered[1]
+        grid = self.local
+        state = self.backend.to_host(self.buffers[reading.parity]).astype(np.float64)
         cells = state.reshape(self.nvar, grid.nz, grid.ny, grid.nx).transpose(0, 3, 2, 1)
-        return cells.reshape(self.nvar, *grid.shape)
+        cells = cells.reshape(self.nvar, *grid.shape)
+        if self.parallel is not None:
+            cells = self.parallel.gather(cells)
+            self._gathered = (reading, cells)
+        return cells
 
     def fields(self):
         """Host copies of the primitive fields {rho, vx, (vy, (vz,)) p}, each of grid.shape."""
@@ -322,9 +366,27 @@ class EulerSolver(TimeDependentSolver):
     # -- time stepping -----------------------------------------------------------------------
     def step(self):
         """Launch one time step: dt on the device, then the fused Runge-Kutta stages; or the
-        one MUSCL-Hancock kernel."""
-        for launch in self._launches:
-            launch()
+        one MUSCL-Hancock kernel. A decomposed grid's step has host work between its
+        launches (step_segments)."""
+        for part in self.step_segments() or self._launches:
+            part()
+
+    def step_segments(self):
+        """A decomposed grid's step: the global dt (the largest rate of all blocks) before
+        finish_dt, and each stage's halos exchanged before it; None for the whole grid."""
+        if self.parallel is None:
+            return None
+        block = self.parallel
+        parts = [HostWork(lambda: block.global_rates(self.clock.rates)), self._launches[0]]
+        for (_, src, _), stage in zip(self.stages, self._launches[1:]):
+            parts += [HostWork(lambda src=src: block.exchange(self._stage_input(src))), stage]
+        return parts
+
+    def _stage_input(self, role):
+        """The buffer a stage of this step reads (role OLD, NEW or SCRATCH), by the clock's
+        parity (between launches, on the host)."""
+        parity = int(self.backend.to_host(self.clock.parity)[0])
+        return self.buffers[stage_buffer(role, parity)]
 
     @property
     def bytes_per_cell(self):

@@ -46,7 +46,8 @@ class Simulation:
         self.max_steps = max_steps
         self.on_output = on_output
         self.on_progress = on_progress
-        self.stepper = Stepper(solver.backend, solver.step, steps_per_graph, graph)
+        self.stepper = Stepper(solver.backend, solver.step, steps_per_graph, graph,
+                               segments=solver.step_segments())
         self._eager = Stepper(solver.backend, solver.step, 1, graph=False)
         self.checkpoint_interval = float(checkpoint_interval or 0.0)
         self.checkpoint_wall_seconds = float(checkpoint_wall_seconds or 0.0)
