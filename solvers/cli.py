@@ -12,6 +12,7 @@ import warnings
 
 from .backend import NAMES as BACKENDS
 from .backend import BackendError, notices
+from .backend.mpi import abort, world
 from .cases import CaseError, parse_override
 from .io.safe import OutputError
 from .run.signals import Interrupted, handled
@@ -39,17 +40,22 @@ def _summary_line(run, result):
     files = ", ".join(str(f) for f in result.files) or "nothing (write disabled)"
     solver = run.solver
     device = solver.backend.describe()["device"]
+    ranks = ""
+    if run.comm is not None:  # a decomposed run: its ranks, process grid and exchange
+        dims = " x ".join(map(str, run.solver.parallel.dims))
+        ranks = (f", {run.comm.Get_size()} MPI ranks (process grid {dims}, halos "
+                 "host-staged)")
     return (f"{run.name}: {solver.report(result).summary} in {result.wall_seconds:.2f} s on "
-            f"{solver.backend.name} ({device}), {solver.precision}\n  wrote {files}")
+            f"{solver.backend.name} ({device}), {solver.precision}{ranks}\n  wrote {files}")
 
 
 def command_run(args):
     from .run.progress import progress_for
     from .run.runner import load_case
 
-    run = load_case(args.case, restart=args.restart, **_overrides(args))
+    run = load_case(args.case, restart=args.restart, comm=args.comm, **_overrides(args))
     result = run.run(progress=progress_for(run, quiet=args.quiet))
-    if not args.quiet:
+    if not args.quiet and run.root:
         print(_summary_line(run, result))
     return 0
 
@@ -161,6 +167,30 @@ def parser():
 
 def main(argv=None):
     args = parser().parse_args(argv)
+    # Started by mpiexec with several ranks: a run is split among them (backend/mpi.py).
+    args.comm = world() if args.handler is command_run else None
+    if args.comm is None:
+        return _main(args)
+    try:
+        return _main(args)
+    except Exception as error:  # noqa: BLE001 - one rank's failure must end them all
+        abort(args.comm, f"solvers: error: {_one_line(f'{type(error).__name__}: {error}')}")
+
+
+def _fail(args, message, status, everywhere=False):
+    """Print an error line; returns the exit status. In a decomposed run an error every rank
+    meets alike (everywhere: the case, the backend, the shared clock's verdict) is printed by
+    rank 0 alone and each rank exits; any other ends all ranks (MPI Abort), as the others may
+    be waiting for this one in an exchange."""
+    comm = args.comm
+    if comm is None or (everywhere and comm.Get_rank() == 0):
+        print(message, file=sys.stderr)
+    elif not everywhere:
+        abort(comm, message, status)
+    return status
+
+
+def _main(args):
     try:
         # SIGTERM and SIGHUP end a run as SIGINT does; --quiet silences the backend notice;
         # NumPy's RuntimeWarnings (overflow in extreme input) give way to the one-line error.
@@ -169,19 +199,15 @@ def main(argv=None):
             warnings.simplefilter("ignore", RuntimeWarning)
             return args.handler(args)
     except (CaseError, BackendError) as error:
-        print(f"solvers: error: {_one_line(error)}", file=sys.stderr)
-        return 2
+        return _fail(args, f"solvers: error: {_one_line(error)}", 2, everywhere=True)
     except OSError as error:
         where = f"{error.filename}: " if error.filename else ""
-        print(f"solvers: error: {_one_line(f'{where}{error.strerror or error}')}",
-              file=sys.stderr)
-        return 2
+        return _fail(args, f"solvers: error: {_one_line(f'{where}{error.strerror or error}')}",
+                     2)
     except OutputError as error:
-        print(f"solvers: {_one_line(error)}{_kept(error)}", file=sys.stderr)
-        return 1
+        return _fail(args, f"solvers: {_one_line(error)}{_kept(error)}", 1)
     except RunError as error:
-        print(f"solvers: run stopped: {error}{_kept(error)}", file=sys.stderr)
-        return 1
+        return _fail(args, f"solvers: run stopped: {error}{_kept(error)}", 1, everywhere=True)
     except KeyboardInterrupt as error:
         # A new line ends a progress bar redrawn on a terminal.
         start = "\n" if sys.stderr.isatty() else ""

@@ -21,11 +21,31 @@ def launched_size():
     return 1
 
 
+# Ranks on this machine, as launchers announce them (MPICH/Hydra, Open MPI).
+LOCAL_SIZE_VARIABLES = ("MPI_LOCALNRANKS", "OMPI_COMM_WORLD_LOCAL_SIZE")
+
+
+def share_cores():
+    """Unless the user chose the host backend's threads, give each rank on this machine an
+    equal share of its CPUs (ranks that each ran a team on every CPU would contend)."""
+    if os.environ.get("SOLVERS_HOST_THREADS") or os.environ.get("OMP_NUM_THREADS"):
+        return
+    local = launched_size()
+    for name in LOCAL_SIZE_VARIABLES:
+        text = os.environ.get(name, "").strip()
+        if text.isdigit():
+            local = int(text)
+            break
+    cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    os.environ["SOLVERS_HOST_THREADS"] = str(max(1, (cpus or 1) // max(1, local)))
+
+
 def world():
     """MPI.COMM_WORLD where this process is one of several ranks and mpi4py imports, else
-    None."""
+    None. The host backend's threads are then shared among the machine's ranks."""
     if launched_size() <= 1:
         return None
+    share_cores()
     try:
         from mpi4py import MPI
     except ImportError:

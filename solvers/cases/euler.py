@@ -19,6 +19,7 @@ from .schema import REQUIRED, Key
 from .structured import MESH, grid_of
 
 SOLVER = EulerSolver
+DECOMPOSES = True  # build() takes a decomposition: runs on several MPI ranks
 NDIMS = (1, 2, 3)  # the grids it runs on
 BYTES_PER_CELL = 250  # host, fp64, 2D (cases.bounds: the memory a mesh needs)
 # [initial] of the Euler solvers, structured and unstructured: expressions of the cell centres.
@@ -109,8 +110,9 @@ def check(case):
     structured.check_cfl(case)
 
 
-def build(case):
-    """The EulerSolver described by a validated case, with its initial state set."""
+def build(case, decomposition=None):
+    """The EulerSolver described by a validated case, with its initial state set; with a
+    decomposition (mesh/decomposition.py), this rank's block of it."""
     grid = grid_of(case, NDIMS)
     scheme = case.data["scheme"]
     with solver_errors(case):
@@ -119,7 +121,8 @@ def build(case):
                              riemann=scheme["riemann"],
                              time_integrator=scheme["time_integrator"], cfl=scheme["cfl"],
                              backend=case.data["run"]["backend"],
-                             precision=case.data["run"]["precision"])
+                             precision=case.data["run"]["precision"],
+                             decomposition=decomposition)
         fields = initial_fields(case, grid)
         solver.set_primitive(fields["rho"], fields["vx"], fields["p"], vy=fields["vy"],
                              vz=fields["vz"])

@@ -17,6 +17,7 @@ import numpy as np
 from .._metadata import DISTRIBUTION
 from ..cases import CaseError, load
 from ..cases.resolved import dumps, overrides_json
+from ..mesh.decomposition import Decomposition
 from ..solver import RunError, RunResult, SteadySolver
 from . import restart as checkpoints
 from .progress import ProgressLike, as_progress
@@ -48,9 +49,11 @@ class CaseRun:
     With `restart` (a checkpoint or partial run file) it continues from that state (restart.py).
     """
 
-    def __init__(self, case, restart: str | os.PathLike | None = None) -> None:
+    def __init__(self, case, restart: str | os.PathLike | None = None, comm=None) -> None:
         self.case = case
-        self.solver = case.adapter.build(case)
+        self.comm = comm
+        self.root = comm is None or comm.Get_rank() == 0
+        self.solver = self._build(case, restart)
         self.solver_class = type(self.solver)
         self.mesh = self.solver.mesh
         data = case.data
@@ -73,6 +76,20 @@ class CaseRun:
             raise case.error("output", "checkpoint_interval", f"the {self.solver.name} solver "
                              "does not write checkpoints")
         self.restart = checkpoints.restore(self, restart) if restart is not None else None
+
+    def _build(self, case, restart):
+        """The case's solver; on several MPI ranks (comm), this rank's block of it."""
+        if self.comm is None:
+            return case.adapter.build(case)
+        name = case.adapter.SOLVER.name
+        if not getattr(case.adapter, "DECOMPOSES", False):
+            raise CaseError(f"the {name} solver does not run on several MPI ranks yet")
+        output = case.data["output"]
+        if restart is not None or output["checkpoint_interval"] or \
+                output["checkpoint_wall_seconds"]:
+            raise CaseError("checkpoints and restarts are not available on several MPI "
+                            "ranks yet")
+        return case.adapter.build(case, decomposition=Decomposition(self.comm))
 
     def __repr__(self):
         if self.steady:
@@ -169,8 +186,8 @@ class CaseRun:
         with handled():
             try:
                 with deferred():  # no signal between the temp file's creation and the try
-                    writer = self._writer(out_dir) if write else None
-                return self._run(writer, out_dir, progress)
+                    writer = self._writer(out_dir) if write and self.root else None
+                return self._run(writer, out_dir, progress, write)
             except (RunError, KeyboardInterrupt) as error:
                 with deferred():
                     partial = writer.abort(checkpoints.abort_state(self)) if writer else None
@@ -178,14 +195,17 @@ class CaseRun:
                     error.partial_output = partial
                 raise
 
-    def _run(self, writer, out_dir, progress):
+    def _run(self, writer, out_dir, progress, write):
         sim = self.simulation
         if writer:
             sim.on_output = lambda s: writer.snapshot(s.t, s.steps,
                                                       self._selected(self.output_fields))
             if self.checkpointing:
                 sim.on_checkpoint = lambda s: self.write_checkpoint()
-        progress = as_progress(progress, self)
+        # A decomposed run's other ranks: their part of each gather, and no files.
+        elif write and self.comm is not None:
+            sim.on_output = lambda s: self.solver.fields()
+        progress = as_progress(progress if self.root else None, self)
         sim.on_progress = None
         if progress is not None:
             sim.on_progress = lambda s, elapsed: progress.update(s.t, s.steps, elapsed)
@@ -200,6 +220,9 @@ class CaseRun:
                 paths = writer.finish(result.t, result.steps,
                                       self._selected(self.output_fields))
             result.files = list(paths.values())
+        elif write and self.comm is not None:
+            self.solver.fields()  # the final state's gather
+        if writer:
             if self.case.data["output"]["plot"]:
                 try:
                     result.files.append(self._plot(out_dir, result))
@@ -241,8 +264,10 @@ class CaseRun:
 
 
 def load_case(path: str | os.PathLike, restart: str | os.PathLike | None = None,
-              **overrides: Any) -> CaseRun:
+              comm=None, **overrides: Any) -> CaseRun:
     """Load a case file and build its simulation. Overrides are {section: {key: value}} or
     {'section.key': value}, e.g. load_case('cases/sod.toml', mesh={'nx': 800}). With `restart`
-    (a checkpoint or partial run file of this case) the run continues from that state."""
-    return CaseRun(load(path, overrides), restart=restart)
+    (a checkpoint or partial run file of this case) the run continues from that state. With
+    comm (an MPI communicator of several ranks, every rank calling this) the grid is split
+    among its ranks; rank 0 alone writes files and shows progress."""
+    return CaseRun(load(path, overrides), restart=restart, comm=comm)
