@@ -183,14 +183,16 @@ void euler_stage(real* state_a, real* state_b, real* scratch, const int* __restr
     const int ncell = nx * ny * nz;
     const real dt_dz = dt * inv_dz;
     const Grid g = with_halos(
-        Grid{u, inflow, nx, ny, bc_xlo, bc_xhi, bc_ylo, bc_yhi, gamma, nz, bc_zlo, bc_zhi}, halos);
+        Grid{u, inflow, nx, ny, bc_xlo, bc_xhi, bc_ylo, bc_yhi, gamma, nz, bc_zlo,
+             bc_zhi UNSET_HALOS}, halos);
 #else
     const int k = 0, plane = 0, ncell = nx * ny;
     (void)nz;
     (void)bc_zlo;
     (void)bc_zhi;
     (void)inv_dz;
-    const Grid g = with_halos(Grid{u, inflow, nx, ny, bc_xlo, bc_xhi, bc_ylo, bc_yhi, gamma},
+    const Grid g = with_halos(Grid{u, inflow, nx, ny, bc_xlo, bc_xhi, bc_ylo, bc_yhi,
+                                   gamma UNSET_HALOS},
                               halos);
 #endif
     const Gas gas = {gamma, inv_gm1};

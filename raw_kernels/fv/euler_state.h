@@ -36,6 +36,13 @@ struct Grid {
 #endif
 };
 
+// The end of a Grid's brace initializer: the halo buffers unset (with_halos sets them).
+#if HALOS
+#define UNSET_HALOS , nullptr, nullptr, nullptr, nullptr, nullptr, nullptr
+#else
+#define UNSET_HALOS
+#endif
+
 // a + b rounded on its own, never fused with a product that feeds it (NVRTC fuses a * b + c into
 // an FMA wherever it can). The 3D kernel adds some values right after the product that made
 // them (the z faces, and the update's z and y flux differences) and others that went through
