@@ -226,9 +226,3 @@ class UnstructuredEulerSolver(TimeDependentSolver):
         """Launch one time step: dt on the device, then per stage gradients and update."""
         for launch in self._launches:
             launch()
-
-    @property
-    def bytes_per_cell(self):
-        """Device memory a cell needs: three state buffers, the gradients and the slots."""
-        state = (3 + self.mesh.dim) * self.nvar * self.dtype.itemsize
-        return state + sum(a.nbytes for a in self.mesh_arrays.values()) // self.ncells
