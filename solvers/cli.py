@@ -42,9 +42,9 @@ def _summary_line(run, result):
     device = solver.backend.describe()["device"]
     ranks = ""
     if run.comm is not None:  # a decomposed run: its ranks, process grid and exchange
-        dims = " x ".join(map(str, run.solver.parallel.dims))
-        ranks = (f", {run.comm.Get_size()} MPI ranks (process grid {dims}, halos "
-                 "host-staged)")
+        block = run.solver.parallel
+        ranks = (f", {run.comm.Get_size()} MPI ranks (process grid "
+                 f"{' x '.join(map(str, block.dims))}, halos {block.path})")
     return (f"{run.name}: {solver.report(result).summary} in {result.wall_seconds:.2f} s on "
             f"{solver.backend.name} ({device}), {solver.precision}{ranks}\n  wrote {files}")
 

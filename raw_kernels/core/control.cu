@@ -66,3 +66,15 @@ REDUCTION BLOCK_KERNEL void next_dt(const real* __restrict__ rates, int n,
         if (threadIdx.x == 0) record_next_dt(ctrl, s[0], cfl);
     }
 }
+
+// The largest of rates[0 .. n) left in rates[0]: a decomposed grid's block offers that one value
+// to the other ranks' maximum, which then goes back into rates[0] before finish_dt. Launched as
+// finish_dt is.
+BLOCK_KERNEL void fold_rates(real* rates, int n)
+{
+    __shared__ real s[FINISH_THREADS];
+    partials_max(rates, n, s);
+    PHASE {
+        if (threadIdx.x == 0) rates[0] = s[0];
+    }
+}

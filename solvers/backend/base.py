@@ -130,6 +130,20 @@ class Backend:
         self._no_capture("filling memory from the host")
         self._fill(array, array.dtype.type(value))
 
+    def pinned(self, shape, dtype):
+        """A host array the device copies to and from without waiting (page-locked on cuda),
+        for data that crosses to the host inside a step (a halo exchange through MPI)."""
+        self._no_capture("allocating host memory")
+        return self._pinned(shape, np.dtype(dtype))
+
+    def bind_copy(self, dst, src):
+        """A launch copying src into dst (device or pinned arrays of the same size and type), in
+        order with the kernels, capturable."""
+        if dst.nbytes != src.nbytes or dst.dtype != src.dtype:
+            raise ValueError(f"copy of {src.nbytes} bytes of {src.dtype} into {dst.nbytes} "
+                             f"bytes of {dst.dtype}")
+        return self._bind_copy(dst, src)
+
     # -- kernels -----------------------------------------------------------------------------
     def module(self, source, real_dtype, defines=None):
         """Compile a kernel source with `real` = real_dtype and the given defines. source: a
@@ -206,6 +220,18 @@ class Backend:
         raise NotImplementedError
 
     def _fill(self, array, value):
+        raise NotImplementedError
+
+    def _pinned(self, shape, dtype):
+        raise NotImplementedError
+
+    def _bind_copy(self, dst, src):
+        raise NotImplementedError
+
+    def bind_call(self, function):
+        """A launch that calls function(stream) in order with the kernels: on cuda with the
+        backend's stream (capturable where function only puts work on that stream, as NCCL
+        calls do), on the host with None when it runs."""
         raise NotImplementedError
 
     def _compile(self, name, source, signatures, flags):

@@ -75,6 +75,7 @@ class DeviceClock:
                                               self.dt, self.parity, cfl)
         self._next_dt = kernels.next_dt.bind(1, threads, self.rates, self.partials, self.ctrl,
                                              cfl)
+        self._fold = kernels.fold_rates.bind(1, threads, self.rates, self.partials)
 
     def arrays(self):
         """The clock's device arrays, all of its state (for checkpoints; tickets are 0 between
@@ -84,6 +85,11 @@ class DeviceClock:
     def finish_dt(self):
         """Launch: dt from self.rates (filled by the solver), then advance t."""
         self._finish()
+
+    def fold_rates(self):
+        """Launch: the largest of self.rates into self.rates[0] (a decomposed grid's block
+        then shares that one value with the other blocks)."""
+        self._fold()
 
     def next_dt(self):
         """Launch, for one-launch steps: the next dt from self.rates, the rates of a state the

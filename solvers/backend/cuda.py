@@ -2,11 +2,13 @@
 them in its on-disk kernel cache), and graphs captured from one non-blocking stream."""
 
 import contextlib
+import os
 
 from .base import Backend, BackendError
 from .cuda_loop import ConditionalLoops, unavailable_reason
 from .host import cache_dir
 from .memory import allocation_error
+from .mpi import LOCAL_RANK_VARIABLE
 
 # Division and square root in float are the approximate instructions (at most 2 ulp instead
 # of IEEE round-to-nearest): a few instructions in place of a long IEEE sequence, which counts
@@ -45,6 +47,17 @@ class CudaLaunch:
             self.function(self.grid, self.block, self.args)
 
 
+class CudaCall:
+    """function(stream handle) run in order with the launches (it puts work on the stream)."""
+
+    def __init__(self, backend, function):
+        self.backend = backend
+        self.function = function
+
+    def __call__(self):
+        self.function(self.backend.stream.ptr)
+
+
 class CudaGraph:
     def __init__(self, graph, stream):
         self.graph = graph
@@ -64,6 +77,10 @@ class CudaBackend(Backend):
             raise BackendError("backend 'cuda' was asked for but CuPy finds no usable CUDA GPU "
                                "(use --backend host or auto to run on the CPU)")
         self.cupy = cupy
+        # A rank of a decomposed run: its GPU by its index among the machine's ranks.
+        local = os.environ.get(LOCAL_RANK_VARIABLE, "")
+        if local.isdigit():
+            cupy.cuda.Device(int(local) % cupy.cuda.runtime.getDeviceCount()).use()
         self.stream = cupy.cuda.Stream(non_blocking=True)
         self._loops_unavailable = unavailable_reason(cupy)
         self._loops = None if self._loops_unavailable else ConditionalLoops(self, cache_dir())
@@ -91,6 +108,23 @@ class CudaBackend(Backend):
     def _fill(self, array, value):
         with self.stream:
             array.fill(value)
+
+    def _pinned(self, shape, dtype):
+        import cupyx
+
+        return cupyx.empty_pinned(shape, dtype)
+
+    def _bind_copy(self, dst, src):
+        runtime = self.cupy.cuda.runtime
+
+        def pointer(array):
+            return array.data.ptr if self.is_array(array) else array.ctypes.data
+
+        return self.bind_call(lambda stream: runtime.memcpyAsync(
+            pointer(dst), pointer(src), src.nbytes, runtime.memcpyDefault, stream))
+
+    def bind_call(self, function):
+        return CudaCall(self, function)
 
     def _compile(self, name, source, signatures, flags):
         try:

@@ -157,6 +157,23 @@ class HostLaunch:
             self.run()
 
 
+class HostCall:
+    """A host function run in order with the launches (recorded into a captured step)."""
+
+    def __init__(self, backend, function):
+        self.backend = backend
+        self.function = function
+
+    def run(self):
+        self.function(None)
+
+    def __call__(self):
+        if self.backend.recording is not None:
+            self.backend.recording.append(self)
+        else:
+            self.run()
+
+
 class HostGraph:
     """The launches of a captured step, replayed in order."""
 
@@ -213,6 +230,15 @@ class HostBackend(Backend):
 
     def _fill(self, array, value):
         array.fill(value)
+
+    def _pinned(self, shape, dtype):
+        return self._empty(shape, dtype)
+
+    def _bind_copy(self, dst, src):
+        return self.bind_call(lambda _: np.copyto(dst, src))
+
+    def bind_call(self, function):
+        return HostCall(self, function)
 
     def _compile(self, name, source, signatures, flags):
         text = source + "\n" + launcher_source(signatures)

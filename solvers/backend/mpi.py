@@ -12,6 +12,10 @@ import sys
 SIZE_VARIABLES = ("PMI_SIZE", "OMPI_COMM_WORLD_SIZE", "PMIX_SIZE", "SLURM_NTASKS")
 
 
+# The rank's index among the ranks on its machine, set by world() for the cuda backend.
+LOCAL_RANK_VARIABLE = "SOLVERS_LOCAL_RANK"
+
+
 def launched_size():
     """The rank count the launcher announced (1 where none did)."""
     for name in SIZE_VARIABLES:
@@ -51,7 +55,14 @@ def world():
     except ImportError:
         return None
     comm = MPI.COMM_WORLD
-    return comm if comm.Get_size() > 1 else None
+    if comm.Get_size() <= 1:
+        return None
+    # One GPU a rank where the machine has several: the cuda backend takes GPU local rank
+    # modulo the count (ranks beyond the count share).
+    local = comm.Split_type(MPI.COMM_TYPE_SHARED)
+    os.environ.setdefault(LOCAL_RANK_VARIABLE, str(local.Get_rank()))
+    local.Free()
+    return comm
 
 
 def max_op():
@@ -60,10 +71,11 @@ def max_op():
     return MPI.MAX
 
 
-def proc_null():
+def wait_all(requests):
+    """Wait for every nonblocking send and receive of `requests`."""
     from mpi4py import MPI
 
-    return MPI.PROC_NULL
+    MPI.Request.Waitall(requests)
 
 
 def abort(comm, message, status=1):

@@ -13,6 +13,7 @@ from ..fv.euler import (
     parse_boundary,
 )
 from ..fv.sides import SIDES_3D
+from ..mesh.decomposition import check_dims
 from . import deposit, structured
 from .bounds import solver_errors
 from .schema import REQUIRED, Key
@@ -115,6 +116,11 @@ def build(case, decomposition=None):
     decomposition (mesh/decomposition.py), this rank's block of it."""
     grid = grid_of(case, NDIMS)
     scheme = case.data["scheme"]
+    if decomposition is not None and decomposition.dims:
+        try:
+            check_dims(decomposition.dims, decomposition.size, grid.shape)
+        except ValueError as error:
+            raise case.error("run", "decomposition", str(error)) from None
     with solver_errors(case):
         solver = EulerSolver(grid, boundary_of(case, grid), gamma=case.data["physics"]["gamma"],
                              reconstruction=scheme["reconstruction"], limiter=scheme["limiter"],

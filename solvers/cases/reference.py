@@ -6,6 +6,7 @@ from .schema import COMMON_SECTIONS, REQUIRED
 
 KIND_NAMES = {"int": "integer", "float": "number", "bool": "true/false", "str": "string",
               "choice": "one of", "range": "[lo, hi]", "list_str": "list of strings",
+              "list_int": "list of integers",
               "table_float": "table of numbers", "expr": "number or expression", "any": "see text"}
 
 

@@ -26,7 +26,8 @@ REQUIRED = object()
 class Key:
     """One case-file key: its kind, default (REQUIRED if none), and constraints."""
 
-    kind: str  # int, float, bool, str, choice, range, list_str, table_float, expr, any
+    kind: str  # int, float, bool, str, choice, range, list_str, list_int, table_float, expr,
+    # any
     default: object = REQUIRED
     choices: tuple = ()
     minimum: float = None
@@ -73,6 +74,13 @@ COMMON_SECTIONS = {
         "steps_per_graph": Key("int", 20, minimum=1, maximum=10000,
                                help="time steps per graph replay (the host checks the clock "
                                "between replays), at most 10000"),
+        "decomposition": Key("list_int", [], help="under mpiexec: the process grid, ranks "
+                             "along x, y (, z) (empty: chosen from the rank count and the "
+                             "grid)"),
+        "halo_exchange": Key("choice", "auto", choices=("auto", "nccl", "host"),
+                             help="under mpiexec: how blocks swap halos (auto: NCCL inside the "
+                             "step graph where every rank has a GPU of its own, else host: "
+                             "MPI through page-locked host memory)"),
     },
 }
 
@@ -186,6 +194,10 @@ def _check_value(spec, value, where):
     elif kind == "list_str":
         if not isinstance(value, list) or not all(isinstance(v, str) for v in value) or not value:
             raise fail("a non-empty list of strings")
+    elif kind == "list_int":
+        if not isinstance(value, list) or not all(
+                isinstance(v, int) and not isinstance(v, bool) and v >= 1 for v in value):
+            raise fail("a list of positive integers")
     elif kind == "expr":
         if not isinstance(value, str) and not _finite(value):
             raise fail("a finite number or an expression string")

@@ -19,7 +19,7 @@ from ..backend.stepper import HostWork
 from ..mesh import StructuredGrid
 from ..mesh.decomposition import Decomposition
 from ..solver import BackendLike, TimeDependentSolver
-from .euler_halo import EulerBlock, stage_buffer
+from .euler_halo import EulerBlock
 from .sides import SIDES_3D, BoundaryError, check_periodic_pairs, specs_by_side
 
 RECONSTRUCTIONS = {"first_order": 1, "muscl": 2}
@@ -283,6 +283,8 @@ class EulerSolver(TimeDependentSolver):
                            self.clock.dt, *inputs, self.clock.rates, *sizes, *sides,
                            *spacings, *gas, w, int(k == len(self.stages) - 1))
                 for k, (w, src, dst) in enumerate(self.stages)]
+        self._parts = self._launches if self.parallel is None else self.parallel.step_parts(
+            self.clock, self.buffers, self.stages, self._launches[0], self._launches[1:])
         # The rate kernel (the first dt of a state set from the host) reads buffer 0, where
         # set_conserved puts a state.
         self._rate = kernels.euler_max_rate.bind(
@@ -368,27 +370,15 @@ class EulerSolver(TimeDependentSolver):
     # -- time stepping -----------------------------------------------------------------------
     def step(self):
         """Launch one time step: dt on the device, then the fused Runge-Kutta stages; or the
-        one MUSCL-Hancock kernel. A decomposed grid's step has host work between its
-        launches (step_segments)."""
-        for part in self.step_segments() or self._launches:
+        one MUSCL-Hancock kernel. A decomposed grid's step also exchanges halos (and may have
+        host work between its launches: step_segments)."""
+        for part in self._parts:
             part()
 
     def step_segments(self):
-        """A decomposed grid's step: the global dt (the largest rate of all blocks) before
-        finish_dt, and each stage's halos exchanged before it; None for the whole grid."""
-        if self.parallel is None:
-            return None
-        block = self.parallel
-        parts = [HostWork(lambda: block.global_rates(self.clock.rates)), self._launches[0]]
-        for (_, src, _), stage in zip(self.stages, self._launches[1:]):
-            parts += [HostWork(lambda src=src: block.exchange(self._stage_input(src))), stage]
-        return parts
-
-    def _stage_input(self, role):
-        """The buffer a stage of this step reads (role OLD, NEW or SCRATCH), by the clock's
-        parity (between launches, on the host)."""
-        parity = int(self.backend.to_host(self.clock.parity)[0])
-        return self.buffers[stage_buffer(role, parity)]
+        """The step's parts where the host works between its launches (a decomposed grid's
+        host-staged exchange), else None."""
+        return self._parts if any(isinstance(p, HostWork) for p in self._parts) else None
 
     @property
     def bytes_per_cell(self):

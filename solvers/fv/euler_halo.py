@@ -1,31 +1,43 @@
 """The structured Euler solver's block of a decomposed grid (one rank's part): its sides'
 kinds, the halo exchange before each stage, the global dt and the gathered state.
 
-Host-staged: between the step's launches the host packs the two boundary layers of each side
-of the stage's input state, swaps them with the neighbouring ranks (MPI Sendrecv) and writes
-them into the halo buffers the stage kernel reads beyond sides of kind BC_HALO (layout:
-halo_sides in raw_kernels/fv/euler_state.h). A stage reads only the cells along its axes, so
-faces suffice (no edges or corners). dt is global: the largest stability rate of all blocks
-(a max, exact, so every rank's dt has the bits of a single-rank run's).
+Before each stage a pack kernel (raw_kernels/fv/euler_halo.cu) writes the two boundary layers
+of every side with a neighbour into one contiguous buffer in the halo layout (halo_sides in
+raw_kernels/fv/euler_state.h), and the neighbours swap those blocks into the halo buffers the
+stage kernel reads beyond sides of kind BC_HALO. A stage reads only the cells along its axes,
+so faces suffice (no edges or corners). dt is global: each block folds its stability rates into
+one, and the largest of all blocks' is every block's (a max, exact: every rank's dt has the
+bits of a single-rank run's).
+
+Two paths carry the swaps:
+- nccl: every rank has a GPU of its own; NCCL's send/recv and all-reduce are launches in the
+  step, so a step with its exchanges is one graph replay;
+- host-staged (two ranks on one GPU, no NCCL, the host backend): the packed blocks and the
+  folded rate are copied to page-locked host buffers inside the step's graph, MPI swaps them
+  between graph segments, and the next segment copies them in. The rates and the first stage's
+  halos travel in one swap, so a step waits on the host once a stage.
 """
 
 import numpy as np
 
-from ..backend.mpi import max_op, proc_null
+from ..backend import nccl
+from ..backend.mpi import max_op, wait_all
+from ..backend.stepper import HostWork
 from ..mesh import StructuredGrid
 from ..mesh.decomposition import Decomposition, block_of, check_dims, process_grid
 
 BC_HALO = 4  # euler_state.h
 PERIODIC = 0
-# The buffers by role (ROLE_* of ssp_stages.h) and the clock's parity -> index in buffers.
-ROLE_NEW, ROLE_SCRATCH = 1, 2
+SOURCE = "fv/euler_halo.cu"
+PACK_THREADS = 256
+ROLE_NEW = 1  # ssp_stages.h: the buffer the clock's parity names as the step's new state
 
 
-def stage_buffer(role, parity):
-    """Index into (state_a, state_b, scratch) of the buffer of a role (stage_buffer there)."""
-    if role == ROLE_SCRATCH:
-        return 2
-    return 1 if (role == ROLE_NEW) == (parity != 0) else 0
+def compiled_kernels():
+    """Every (source, defines) this module compiles (REAL_BITS aside): the pack kernel in 1D,
+    2D and 3D."""
+    for ndim in (1, 2, 3):
+        yield SOURCE, {"DIM": ndim}
 
 
 class EulerBlock:
@@ -39,8 +51,8 @@ class EulerBlock:
         dims = (check_dims(decomposition.dims, size, shape) if decomposition.dims
                 else process_grid(size, shape))
         periodic = [kinds[2 * a] == PERIODIC for a in range(grid.ndim)]
-        self.block = block_of(self.rank, dims, shape, periodic)
-        self.grid, self.nvar, self.backend = grid, nvar, backend
+        self.block = block_of(self.rank, dims, shape, periodic, decomposition.wrap_self)
+        self.grid, self.nvar, self.backend, self.dtype = grid, nvar, backend, np.dtype(dtype)
         self.local = self._local_grid(grid)
         # A side between two blocks reads its halo; the grid's own sides keep their kind.
         self.kinds = list(kinds)
@@ -48,10 +60,30 @@ class EulerBlock:
             if other is not None:
                 self.kinds[side] = BC_HALO
 
-        # The halo buffers, one block a side in halo_sides' order (all six in every dimension).
+        # The halo and send buffers, one block a side of the grid's dimension in halo_sides'
+        # order, [v][layer][cross-section] each.
         nx, ny, nz = self.local.nx, self.local.ny, self.local.nz
-        self.cross = (ny * nz, ny * nz, nx * nz, nx * nz, nx * ny, nx * ny)
-        self.halos = backend.zeros((2 * nvar * sum(self.cross),), dtype)
+        cross = (ny * nz, ny * nz, nx * nz, nx * nz, nx * ny, nx * ny)[:2 * grid.ndim]
+        sizes = [2 * nvar * c for c in cross]
+        self.offsets = np.concatenate([[0], np.cumsum(sizes)]).astype(int)
+        self.halos = backend.zeros((max(1, self.offsets[-1]),), dtype)
+        self.send = backend.zeros(self.halos.shape, dtype)
+        self.sides = sum(1 << s for s, other in enumerate(self.block.neighbours)
+                         if other is not None)
+        self._pack = backend.module(SOURCE, dtype, {"DIM": grid.ndim}).euler_halo_pack
+        self._pack_grid = -(-self.offsets[-1] // PACK_THREADS)
+
+        # The path of the swaps (module docstring).
+        self.nccl_unusable = (nccl.unusable(self.comm, backend)
+                              if decomposition.exchange != "host" else "asked for host-staged")
+        if decomposition.exchange == "nccl" and self.nccl_unusable:
+            raise ValueError(f"halo exchange by NCCL is not possible: {self.nccl_unusable}")
+        self.nccl = (None if self.nccl_unusable else
+                     nccl.NcclComm(self.comm, backend, dtype))
+        if self.nccl is None:
+            self.send_host = backend.pinned(self.send.shape, dtype)
+            self.halos_host = backend.pinned(self.halos.shape, dtype)
+            self.rate_host = backend.pinned((1,), dtype)
 
     def _local_grid(self, grid):
         """The block as a grid of its own: its cells keep the whole grid's spacing."""
@@ -67,53 +99,72 @@ class EulerBlock:
     def dims(self):
         return self.block.dims
 
-    # -- between a step's launches -------------------------------------------------------------
-    def exchange(self, state):
-        """Fill the halo buffers from the neighbours' boundary layers of `state` (a stage's
-        input buffer, (nvar, (nz,) ny, nx) on the device)."""
-        local = self.local
-        u = self.backend.to_host(state).reshape(self.nvar, local.nz, local.ny, local.nx)
-        halos = self.backend.to_host(self.halos)
-        views = self._host_views(halos)
+    @property
+    def path(self):
+        """The exchange's path, in words (the run summary's)."""
+        return "NCCL in the step graph" if self.nccl else f"host-staged ({self.nccl_unusable})"
+
+    # -- a step's parts ------------------------------------------------------------------------
+    def step_parts(self, clock, buffers, stages, finish_dt, stage_launches):
+        """A Runge-Kutta step on this block: the global dt before finish_dt and the halos of
+        each stage's input before the stage. stages: (weight, input role, output role) of each
+        stage; buffers: (state_a, state_b, scratch)."""
+        # The first stage reads U^n, which before finish_dt flips the parity is the buffer the
+        # parity names as new: it is packed and swapped with the rates, before dt is known.
+        parts = self._swap(self._pack_launch(buffers, clock.parity, ROLE_NEW), clock)
+        parts += [finish_dt, stage_launches[0]]
+        for (_, src, _), stage in zip(stages[1:], stage_launches[1:]):
+            parts += self._swap(self._pack_launch(buffers, clock.parity, src)) + [stage]
+        return parts
+
+    def _pack_launch(self, buffers, parity, role):
+        return self._pack.bind(self._pack_grid, PACK_THREADS, *buffers, parity, role, self.send,
+                               self.sides, self.local.nx, self.local.ny, self.local.nz)
+
+    def _swap(self, pack, clock=None):
+        """The parts that fill the halos from the neighbours' packs (pack: the launch packing
+        this block's), and with the clock make rates[0] the largest rate of all blocks."""
+        rate = None if clock is None else clock.rates[0:1]
+        fold = [] if clock is None else [clock.fold_rates]
+        if self.nccl is not None:
+            ops = [(kind, buffer[self.offsets[s]:self.offsets[s + 1]], peer)
+                   for kind, buffer, s, peer in self._transfers(self.send, self.halos)]
+            return [*fold, *([self.nccl.bind_max(rate)] if clock else []), pack,
+                    self.nccl.bind_swap(ops)]
+        b = self.backend
+        out = [pack, b.bind_copy(self.send_host, self.send)]
+        back = [b.bind_copy(self.halos, self.halos_host)]
+        if clock is not None:
+            out += [*fold, b.bind_copy(self.rate_host, rate)]
+            back += [b.bind_copy(rate, self.rate_host)]
+        return [*out, HostWork(lambda: self._mpi_swap(clock is not None)), *back]
+
+    def _transfers(self, send, halos):
+        """(kind, buffer, side, peer) of the sends and receives of an exchange in issue order:
+        along each axis the low side's layers to the low neighbour (its high halo) and the high
+        side's to the high one; a pair of ranks meets them in the same order."""
         for axis in range(self.grid.ndim):
-            lo, hi = self.block.neighbours[2 * axis], self.block.neighbours[2 * axis + 1]
-            lo = proc_null() if lo is None else lo
-            hi = proc_null() if hi is None else hi
-            # Layer 0 is the cell next to the side: the low side sends cells 0, 1 (the high
-            # neighbour's ghosts n, n + 1), the high side n - 1, n - 2.
-            n = u.shape[3 - axis]
-            first = self._layers(u, axis, (0, 1))
-            last = self._layers(u, axis, (n - 1, n - 2))
-            self.comm.Sendrecv(first, dest=lo, sendtag=2 * axis, recvbuf=views[2 * axis + 1],
-                               source=hi, recvtag=2 * axis)
-            self.comm.Sendrecv(last, dest=hi, sendtag=2 * axis + 1, recvbuf=views[2 * axis],
-                               source=lo, recvtag=2 * axis + 1)
-        self.backend.write(self.halos, halos)
+            lo, hi = self.block.neighbours[2 * axis:2 * axis + 2]
+            for kind, buffer, side, peer in (("send", send, 2 * axis, lo),
+                                             ("recv", halos, 2 * axis + 1, hi),
+                                             ("send", send, 2 * axis + 1, hi),
+                                             ("recv", halos, 2 * axis, lo)):
+                if peer is not None:
+                    yield kind, buffer, side, peer
 
-    def _host_views(self, halos):
-        """The halo buffers of a host copy, one (nvar, 2, cross-section) view a side."""
-        out, start = [], 0
-        for c in self.cross:
-            out.append(halos[start:start + 2 * self.nvar * c].reshape(self.nvar, 2, c))
-            start += 2 * self.nvar * c
-        return out
-
-    def _layers(self, u, axis, indices):
-        """Layers `indices` of u (nvar, nz, ny, nx) across `axis`, packed [v][layer][c]."""
-        if axis == 0:
-            part = u[:, :, :, list(indices)].transpose(0, 3, 1, 2)
-        elif axis == 1:
-            part = u[:, :, list(indices), :].transpose(0, 2, 1, 3)
-        else:
-            part = u[:, list(indices), :, :]
-        return np.ascontiguousarray(part).reshape(self.nvar, 2, -1)
-
-    def global_rates(self, rates):
-        """Make the largest of the per-block rates in `rates` (device) every rank's largest:
-        the step's dt (finish_dt takes the max of them) is then the same everywhere."""
-        host = self.backend.to_host(rates)
-        host[0] = self.comm.allreduce(host.max(), op=max_op())
-        self.backend.write(rates, host)
+    def _mpi_swap(self, with_rate):
+        """The host-staged swap, between graph segments: the packs through MPI (each side's
+        message tagged by the side it leaves), and the largest rate of all blocks."""
+        self.backend.synchronize()
+        requests = []
+        for kind, buffer, side, peer in self._transfers(self.send_host, self.halos_host):
+            view = buffer[self.offsets[side]:self.offsets[side + 1]]
+            tag = side if kind == "send" else side ^ 1
+            requests.append(self.comm.Isend(view, peer, tag) if kind == "send" else
+                            self.comm.Irecv(view, peer, tag))
+        wait_all(requests)
+        if with_rate:
+            self.rate_host[0] = self.comm.allreduce(float(self.rate_host[0]), op=max_op())
 
     # -- the whole grid's state ----------------------------------------------------------------
     def scatter(self, conserved):

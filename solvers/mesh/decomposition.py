@@ -17,11 +17,16 @@ MIN_BLOCK_CELLS = 2
 
 @dataclass(frozen=True)
 class Decomposition:
-    """How a run is split: comm (rank, size and the exchanges), and the process grid `dims`
-    (None: chosen from the size and the grid's shape by process_grid)."""
+    """How a run is split: comm (rank, size and the exchanges), the process grid `dims`
+    (None: chosen from the size and the grid's shape by process_grid), the halo exchange's
+    path ("auto", "nccl" or "host": staged through host memory), and wrap_self: a periodic
+    axis that is not split exchanges its halos with this rank itself (the exchange of a block
+    with its own other side: one rank runs the exchange's code)."""
 
     comm: object
     dims: tuple | None = None
+    exchange: str = "auto"
+    wrap_self: bool = False
 
     @property
     def rank(self):
@@ -90,9 +95,10 @@ def split(n, p, c):
     return c * base + min(c, extra), base + (1 if c < extra else 0)
 
 
-def block_of(rank, dims, shape, periodic):
+def block_of(rank, dims, shape, periodic, wrap_self=False):
     """The Block of `rank` in process grid `dims` over a grid of `shape`; periodic: per axis,
-    whether it wraps around (its end blocks are then neighbours)."""
+    whether it wraps around (its end blocks are then neighbours; with wrap_self also where
+    the axis is not split, the block its own neighbour)."""
     coords, rest = [], rank
     for p in dims:
         coords.append(rest % p)
@@ -107,7 +113,8 @@ def block_of(rank, dims, shape, periodic):
     for axis, (p, c) in enumerate(zip(dims, coords)):
         for step in (-1, 1):
             other = c + step
-            if p == 1 or (not periodic[axis] and not 0 <= other < p):
+            if (p == 1 and not (wrap_self and periodic[axis])) or (
+                    not periodic[axis] and not 0 <= other < p):
                 neighbours.append(None)
                 continue
             at = list(coords)

@@ -89,7 +89,10 @@ class CaseRun:
                 output["checkpoint_wall_seconds"]:
             raise CaseError("checkpoints and restarts are not available on several MPI "
                             "ranks yet")
-        return case.adapter.build(case, decomposition=Decomposition(self.comm))
+        run = case.data["run"]
+        return case.adapter.build(case, decomposition=Decomposition(
+            self.comm, dims=tuple(run["decomposition"]) or None,
+            exchange=run["halo_exchange"]))
 
     def __repr__(self):
         if self.steady:

@@ -1,0 +1,191 @@
+"""Scaling of decomposed runs (issue 24): the structured Euler solver's step on 1..N MPI ranks,
+weak (a fixed block a rank) and strong (a fixed grid), 2D and 3D, side by side in one run.
+
+For each rank count the script starts itself under mpiexec; every rank builds its block of the
+grid (one GPU a rank where the machine has enough, else ranks share: on a one-GPU machine the
+figures are the decomposition's overhead alone), replays STEPS steps in graphs of 10 and
+reports the median time a step over REPEATS timings, with the exchange's path, the bytes a rank
+sends a step and the process grid. Reference rows: the whole grid on one rank, and (weak, 2+
+ranks) one rank's block alone, so that the step's time beyond the block's own is the exchange's.
+Efficiency: weak t(1) / t(N); strong t(1) / (N t(N)); ranks sharing one GPU: t(1) / t(N)
+(the GPU does the same work either way).
+
+    python scripts/bench_scaling.py [--ranks 1,2] [--size2d 4096] [--size3d 256] [--json out]
+    python scripts/bench_scaling.py --backend host --ranks 1,2 --size2d 64 --size3d 16 --steps 10
+"""
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import benchrun
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+STEPS_PER_GRAPH = 10
+
+
+# -- one rank's part (run under mpiexec) ----------------------------------------------------
+def grid_of(ndim, n):
+    from solvers.mesh import StructuredGrid
+
+    axes = {"nx": n[0], "x": (0.0, 1.0), "ny": n[1], "y": (0.0, 1.0)}
+    if ndim == 3:
+        axes.update(nz=n[2], z=(0.0, 1.0))
+    return StructuredGrid(**axes)
+
+
+def rank_part(args):
+    """Time this rank's steps of args.shape; rank 0 prints one JSON line."""
+    from solvers.backend.mpi import world
+    from solvers.backend.stepper import Stepper
+    from solvers.fv.euler import EulerSolver
+    from solvers.mesh.decomposition import Decomposition
+
+    comm = world()
+    shape = tuple(int(n) for n in args.shape.split("x"))
+    grid = grid_of(len(shape), shape)
+    boundary = {side: "periodic" for side in ("x_lo", "x_hi", "y_lo", "y_hi", "z_lo", "z_hi")
+                [:2 * grid.ndim]}
+    decomposition = None if comm is None else Decomposition(comm)
+    solver = EulerSolver(grid, boundary, time_integrator="ssp_rk2", backend=args.backend,
+                         decomposition=decomposition)
+    x = grid.centres()
+    solver.set_primitive(rho=1 + 0.2 * np.sin(2 * np.pi * x[0]) * np.cos(2 * np.pi * x[1]),
+                         vx=0.5, vy=0.3, p=1.0, **({"vz": 0.1} if grid.ndim == 3 else {}))
+    stepper = Stepper(solver.backend, solver.step, STEPS_PER_GRAPH,
+                      segments=solver.step_segments())
+    stepper.advance()  # compiles, captures
+    times = []
+    for _ in range(args.repeats):
+        if comm is not None:
+            comm.Barrier()
+        solver.backend.synchronize()
+        start = time.perf_counter()
+        for _ in range(args.steps // STEPS_PER_GRAPH):
+            stepper.advance()
+        solver.backend.synchronize()
+        elapsed = time.perf_counter() - start
+        times.append(elapsed if comm is None else comm.allreduce(elapsed, op=max_op()))
+    block = solver.parallel
+    sent = 0 if block is None else sum(
+        block.offsets[s + 1] - block.offsets[s] for s, peer in enumerate(block.block.neighbours)
+        if peer is not None) * solver.dtype.itemsize * len(solver.stages)
+    if comm is None or comm.Get_rank() == 0:
+        print(json.dumps({"step_ms": 1e3 * float(np.median(times)) / args.steps,
+                          "cells": grid.ncells, "path": None if block is None else block.path,
+                          "dims": None if block is None else block.dims,
+                          "bytes_sent_per_step": int(sent),
+                          "device": solver.backend.describe()["device"]}), flush=True)
+
+
+def max_op():
+    from solvers.backend.mpi import max_op as op
+
+    return op()
+
+
+# -- the driver -------------------------------------------------------------------------------
+def launcher(ranks):
+    if ranks == 1:
+        return []
+    mpiexec = shutil.which("mpiexec") or shutil.which("mpiexec", path=str(
+        Path(sys.executable).parent))
+    if mpiexec is None:
+        raise SystemExit("bench_scaling: no mpiexec (pip install 'solvers[mpi]')")
+    version = subprocess.run([mpiexec, "--version"], capture_output=True, text=True).stdout
+    flags = ["--oversubscribe"] + (["--allow-run-as-root"] if os.geteuid() == 0 else []) \
+        if "Open MPI" in version else []
+    return [mpiexec, *flags, "-n", str(ranks)]
+
+
+def measure(args, ranks, shape):
+    command = [*launcher(ranks), sys.executable, __file__, "--rank-part", "--shape",
+               "x".join(map(str, shape)), "--backend", args.backend, "--steps",
+               str(args.steps), "--repeats", str(args.repeats)]
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(
+        [str(ROOT), os.environ.get("PYTHONPATH", "")]))
+    result = subprocess.run(command, capture_output=True, text=True, env=env)
+    if result.returncode != 0:
+        raise SystemExit(f"bench_scaling: {' '.join(command)} failed:\n{result.stderr}")
+    row = json.loads(result.stdout.strip().splitlines()[-1])
+    row.update(ranks=ranks, shape=list(shape))
+    print(f"  {ranks} rank(s) {'x'.join(map(str, shape))}: {row['step_ms']:.3f} ms a step",
+          flush=True)
+    return row
+
+
+def weak_shape(base, ranks, ndim):
+    """A grid of `ranks` blocks of base^ndim cells: the blocks stacked along the axes in turn."""
+    shape = [base] * ndim
+    factor, axis = ranks, ndim - 1
+    while factor > 1:
+        shape[axis] *= 2 if factor % 2 == 0 else factor
+        factor = factor // 2 if factor % 2 == 0 else 1
+        axis = (axis - 1) % ndim
+    return shape
+
+
+def bench(args):
+    start = time.perf_counter()
+    ranks = [int(r) for r in args.ranks.split(",")]
+    report = {"backend": args.backend, "steps": args.steps, "repeats": args.repeats,
+              "versions": benchrun.versions(args.backend == "cuda"), "rows": []}
+    for ndim, base in ((2, args.size2d), (3, args.size3d)):
+        block = [base] * ndim
+        alone = measure(args, 1, block)
+        for mode in ("weak", "strong"):
+            for n in ranks:
+                row = dict(alone if n == 1 else measure(
+                    args, n, weak_shape(base, n, ndim) if mode == "weak" else block),
+                    mode=mode, ndim=ndim)
+                # Ranks sharing a device (one GPU, or the host's cores) do the work of one.
+                shared = n > 1 and (args.backend == "host" or "share" in row["path"])
+                if mode == "weak" and n > 1:
+                    row["whole_on_one_rank_ms"] = measure(args, 1, row["shape"])["step_ms"]
+                reference = row.get("whole_on_one_rank_ms", alone["step_ms"]) if shared \
+                    else alone["step_ms"]
+                row["efficiency"] = reference / row["step_ms"] / (
+                    n if mode == "strong" and not shared else 1)
+                report["rows"].append(row)
+    report["wall_seconds"] = time.perf_counter() - start
+    return report
+
+
+def table(report):
+    lines = [f"{'dim':>3} {'mode':>6} {'ranks':>5} {'grid':>14} {'ms/step':>9} "
+             f"{'eff':>5} {'MB sent':>8}  path"]
+    for r in report["rows"]:
+        lines.append(f"{r['ndim']:>3} {r['mode']:>6} {r['ranks']:>5} "
+                     f"{'x'.join(map(str, r['shape'])):>14} {r['step_ms']:>9.3f} "
+                     f"{r['efficiency']:>5.2f} {r['bytes_sent_per_step'] / 1e6:>8.2f}  "
+                     f"{r['path'] or 'one rank'}")
+    return "\n".join(lines)
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--backend", choices=("cuda", "host"), default="cuda")
+    p.add_argument("--ranks", default="1,2")
+    p.add_argument("--size2d", type=int, default=4096, help="cells a side of a 2D block")
+    p.add_argument("--size3d", type=int, default=256, help="cells a side of a 3D block")
+    p.add_argument("--steps", type=int, default=100)
+    p.add_argument("--repeats", type=int, default=3)
+    p.add_argument("--json", default="bench_scaling.json")
+    p.add_argument("--rank-part", action="store_true", help=argparse.SUPPRESS)
+    p.add_argument("--shape", help=argparse.SUPPRESS)
+    args = p.parse_args()
+    if args.rank_part:
+        rank_part(args)
+        return 0
+    return benchrun.main("bench_scaling", args, "--backend host --ranks 1,2 --size2d 64 "
+                         "--size3d 16 --steps 10", bench, table)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,64 @@
+"""NCCL for decomposed runs on the cuda backend where every rank has a GPU of its own: a
+communicator made from the MPI one, and its point-to-point and reduction calls as launches, so
+that a step graph captures them (a step with its halo exchange stays one replay).
+
+NCCL refuses two ranks on one GPU; such runs (and the host backend) exchange through MPI.
+"""
+
+import socket
+
+import numpy as np
+
+NCCL_TYPES = {np.dtype(np.float32): "NCCL_FLOAT32", np.dtype(np.float64): "NCCL_FLOAT64"}
+
+
+def unusable(comm, backend):
+    """None where NCCL can carry this run's exchanges, else why not (one phrase). Every rank
+    calls it (it gathers each rank's GPU)."""
+    reason = None
+    if backend.name != "cuda":
+        reason = f"the {backend.name} backend"
+    else:
+        try:
+            from cupy.cuda import nccl
+            if not nccl.available:
+                reason = "CuPy was built without NCCL"
+        except ImportError:
+            reason = "CuPy has no NCCL"
+    gpu = None
+    if reason is None:
+        gpu = (socket.gethostname(), backend.cupy.cuda.Device().pci_bus_id)
+    gpus = comm.allgather(gpu)
+    if reason is None and len(set(gpus)) < len(gpus):
+        reason = "ranks share a GPU"
+    reasons = {r for r in comm.allgather(reason) if r is not None}
+    return ", ".join(sorted(reasons)) or None
+
+
+class NcclComm:
+    """An NCCL communicator over the ranks of the MPI communicator `comm` (all ranks call it),
+    for arrays of `dtype` on `backend` (cuda)."""
+
+    def __init__(self, comm, backend, dtype):
+        from cupy.cuda import nccl
+
+        self.nccl, self.backend = nccl, backend
+        uid = comm.bcast(nccl.get_unique_id() if comm.Get_rank() == 0 else None)
+        self.comm = nccl.NcclCommunicator(comm.Get_size(), uid, comm.Get_rank())
+        self.type = getattr(nccl, NCCL_TYPES[np.dtype(dtype)])
+
+    def bind_swap(self, transfers):
+        """A launch doing every (send, to rank, receive, from rank) of `transfers` (device
+        arrays of one size a pair) as one NCCL group."""
+        def swap(stream):
+            self.nccl.groupStart()
+            for send, to, receive, source in transfers:
+                self.comm.send(send.data.ptr, send.size, self.type, to, stream)
+                self.comm.recv(receive.data.ptr, receive.size, self.type, source, stream)
+            self.nccl.groupEnd()
+        return self.backend.bind_call(swap)
+
+    def bind_max(self, array):
+        """A launch making `array` (device) the elementwise maximum over all ranks."""
+        return self.backend.bind_call(lambda stream: self.comm.allReduce(
+            array.data.ptr, array.data.ptr, array.size, self.type, self.nccl.NCCL_MAX, stream))
