@@ -18,19 +18,30 @@ An iteration, parts in order (launches, and HostWork between them):
     cg_direction            p = z + beta p
 The host holds the scalars and the status; the device holds what the kernels read (state[RZ],
 pq, coef, done). Each block's sum is in double and in a fixed order, and Allreduce adds the
-ranks' sums, so a solve is reproducible for a given rank count, not across rank counts. With
-graph=True the runs of launches between two pieces of host work replay as graphs (a Stepper's
-segments).
+ranks' sums, so a solve is reproducible for a given rank count, not across rank counts. A
+stalled solve restarts from x as KrylovSolver's does. With graph=True the runs of launches
+between two pieces of host work replay as graphs (a Stepper's segments).
 """
+
+from dataclasses import replace
 
 import numpy as np
 
 from ..backend.stepper import HostWork, Stepper
-from .krylov import PARTIAL_SLOT, RZ, SOURCE, STATE_SIZE, THREADS, SolveInfo, kernel_defines
+from .krylov import (
+    PARTIAL_SLOT,
+    RESTARTS,
+    RZ,
+    SOURCE,
+    STATE_SIZE,
+    STATUS,
+    THREADS,
+    SolveInfo,
+    kernel_defines,
+)
 from .operator import LaunchSequence
 
 BETA = 1  # coef[BETA] (krylov.h)
-STATUS = {0: "running", 1: "converged", 2: "maxiter", 3: "breakdown"}
 
 
 class DistributedConjugateGradient:
@@ -94,7 +105,7 @@ class DistributedConjugateGradient:
         ]
         self.stepper = Stepper(b, LaunchSequence(self, self._iteration), steps_per_graph=1,
                                graph=graph, segments=self._iteration)
-        self.status, self.iterations = "running", 0
+        self.status, self.iterations, self._maxiter_now = "running", 0, self.maxiter
 
     # -- host work between the launches -----------------------------------------------------
     def _global_sums(self, slots):
@@ -140,7 +151,7 @@ class DistributedConjugateGradient:
         if rr <= max(self.rtol**2 * self._bb, self.atol**2):
             self._set_done(1)
             return
-        if self.iterations >= self.maxiter:
+        if self.iterations >= self._maxiter_now:
             self._set_done(2)
             return
         coef = np.zeros(3)
@@ -151,21 +162,38 @@ class DistributedConjugateGradient:
         self.backend.write(self.state, state)
 
     # -- solves -------------------------------------------------------------------------------
-    def solve(self, b, x0=None):
+    def solve(self, b, x0=None, restarts=RESTARTS):
         """Solve A x = b for this rank's block (host arrays of the block's cells, in its order
         i + nx (j + ny k)); every rank calls it. Returns (x, SolveInfo), x the device vector."""
         self.backend.write(self.b, np.asarray(b, self.operator.dtype).ravel())
         self.backend.write(self.x, np.zeros(self.operator.n) if x0 is None
                            else np.asarray(x0, self.operator.dtype).ravel())
-        return self.solve_in_place()
+        return self.solve_in_place(restarts)
 
-    def solve_in_place(self):
-        """Solve from the device vectors b and x as they are; returns (x, SolveInfo)."""
+    def solve_in_place(self, restarts=RESTARTS):
+        """Solve from the device vectors b and x as they are; returns (x, SolveInfo). As
+        KrylovSolver's: a stalled solve (the recursive residual met the tolerance, the true
+        one did not) restarts from x up to `restarts` times while each halves the true
+        residual, within maxiter iterations in all."""
+        info = self._run(self.maxiter)
+        used = info.iterations
+        for _ in range(restarts):
+            if info.status != "stalled" or used >= self.maxiter:
+                break
+            last, info = info, self._run(self.maxiter - used)
+            used += info.iterations
+            if info.residual > 0.5 * last.residual:
+                break
+        return self.x, replace(info, iterations=used)
+
+    def _run(self, maxiter):
+        """One solve from x of at most maxiter iterations; its SolveInfo."""
+        self._maxiter_now = maxiter
         for part in self._start:
             part()
         while self.status == "running":
             self.stepper.advance()
-        return self.x, self.info()
+        return self.info()
 
     def info(self):
         """The last solve's outcome with its true residual ||b - A x|| / ||b|| (one more
