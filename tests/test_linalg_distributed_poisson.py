@@ -1,4 +1,4 @@
-"""Distributed Poisson solves (issue 24 item 3): `mpiexec -n 2` and `-n 3` run
+"""Distributed Poisson solves (issue 24 item 3): `mpiexec -n 2`, `-n 3` and `-n 4` run
 tests/mpi_poisson_driver.py on the host backend (one OpenMP thread a rank), which applies the
 decomposed operator (BlockLaplacian) and solves by MG-preconditioned CG (DistributedMultigrid,
 DistributedConjugateGradient); here the results are checked against the single-rank pieces and
@@ -10,9 +10,10 @@ SciPy:
   residual claims, and that residual meets rtol;
 - the iteration count is the single-rank MG-PCG's within 2 (the cycle is the single-rank cycle
   up to rounding: same smoother, transfers and coarse levels).
-Grids: 64 x 48 (3 ranks split 64 unevenly) and 24^3, fp64 and fp32, Dirichlet and mixed
-Neumann sides, constant and variable coefficients, and gathers at the finest level and at an
-intermediate one.
+Grids: 64 x 48 (3 ranks split 64 unevenly, 4 ranks make a 2 x 2 process grid, whose blocks
+read the halo's corner cells in the restriction and prolongation) and 24^3 (4 ranks: 1 x 2 x 2,
+edges), fp64 and fp32, Dirichlet and mixed Neumann sides, constant and variable
+coefficients, and gathers at the finest level and at an intermediate one.
 """
 
 import functools
@@ -59,7 +60,7 @@ PROBLEMS = [
 NAMES = [p["name"] for p in PROBLEMS]
 
 
-@pytest.fixture(scope="module", params=[2, 3], ids=lambda n: f"{n}ranks")
+@pytest.fixture(scope="module", params=[2, 3, 4], ids=lambda n: f"{n}ranks")
 def run(request, tmp_path_factory):
     """(ranks, {key: value}) of the driver's run of every problem on `ranks` ranks."""
     ranks = request.param
