@@ -24,10 +24,12 @@
 // boundary the neighbour is the ghost value s x_c[I], s = -1 on a Dirichlet side (zero on the
 // face) and +1 on a Neumann side (zero gradient), the same ghost rule as the operator's. The
 // restriction is the exact transpose of that map times 2^-d, so the V-cycle (same smoothing
-// polynomial before and after the coarse correction) is a symmetric operator.
+// polynomial before and after the coarse correction) is a symmetric operator. The rows and the
+// per-axis transfer weights are multigrid_rows.h's, which a decomposed grid's blocks share.
 #include "prelude.h"
 
 #include "stencil_coef.h"
+#include "multigrid_rows.h"
 
 // Launch constants, from the driver (solvers/linalg/multigrid.py):
 //   COARSE_MAX  most cells mg_coarse_solve holds in shared memory
@@ -48,69 +50,21 @@
 #define FX (2 * TX + 2)
 #define FY (2 * TY + 2)
 
-// One face of cell c (value xc, inverse coefficient rc) through neighbour n when `inside`, else
-// through boundary side `side`: adds w k_f (xc - x_n) to *ax and w k_f to *diag.
-DEVICE void add_face(bool inside, const real* __restrict__ x, const real* __restrict__ inv_coef,
-                     int n, real xc, real rc, real w, int dirichlet, int side, real* ax,
-                     real* diag)
-{
-    (void)inv_coef;  // unused when VARIABLE == 0
-    if (inside) {
-        const real a = w * face_coef(rc, INV_COEF(n));
-        *ax += a * (xc - x[n]);
-        *diag += a;
-    } else if ((dirichlet >> side) & 1) {
-        const real a = R(2) * w * wall_coef(rc);
-        *ax += a * xc;
-        *diag += a;
-    }
-}
-
-// Row c = (i, j, k) of A: (A x)_c into *ax and A_cc into *diag.
+// Row (i, j, k) of the whole grid: (A x)_c into *ax and A_cc into *diag (multigrid_rows.h).
 DEVICE void row(const real* __restrict__ x, const real* __restrict__ inv_coef, int i, int j,
                 int k, int nx, int ny, int nz, real wx, real wy, real wz, int dirichlet, real* ax,
                 real* diag)
 {
-    const int c = i + nx * (j + ny * k);
-    const real xc = x[c], rc = INV_COEF(c);
-    *ax = R(0);
-    *diag = R(0);
-    add_face(i > 0, x, inv_coef, c - 1, xc, rc, wx, dirichlet, 0, ax, diag);
-    add_face(i < nx - 1, x, inv_coef, c + 1, xc, rc, wx, dirichlet, 1, ax, diag);
-    add_face(j > 0, x, inv_coef, c - nx, xc, rc, wy, dirichlet, 2, ax, diag);
-    add_face(j < ny - 1, x, inv_coef, c + nx, xc, rc, wy, dirichlet, 3, ax, diag);
-#if DIM == 3
-    add_face(k > 0, x, inv_coef, c - nx * ny, xc, rc, wz, dirichlet, 4, ax, diag);
-    add_face(k < nz - 1, x, inv_coef, c + nx * ny, xc, rc, wz, dirichlet, 5, ax, diag);
-#else
-    (void)nz;
-    (void)wz;
-#endif
+    stencil_row(x, inv_coef, i + nx * (j + ny * k), nx, nx * ny,
+                inner_faces(i, j, k, nx, ny, nz, ALL_WALLS), wx, wy, wz, dirichlet, ax, diag);
 }
 
-// A_cc alone (no neighbour values): the face weights of cell (i, j, k).
+// A_cc alone (no neighbour values) of cell (i, j, k).
 DEVICE real diagonal(const real* __restrict__ inv_coef, int i, int j, int k, int nx, int ny,
                      int nz, real wx, real wy, real wz, int dirichlet)
 {
-    (void)inv_coef;
-    const int c = i + nx * (j + ny * k);
-    (void)c;  // unused when VARIABLE == 0
-    const real rc = INV_COEF(c);
-    const real wall = R(2) * wall_coef(rc);
-    real d = R(0);
-    d += i > 0 ? wx * face_coef(rc, INV_COEF(c - 1)) : ((dirichlet & 1) ? wx * wall : R(0));
-    d += i < nx - 1 ? wx * face_coef(rc, INV_COEF(c + 1)) : ((dirichlet & 2) ? wx * wall : R(0));
-    d += j > 0 ? wy * face_coef(rc, INV_COEF(c - nx)) : ((dirichlet & 4) ? wy * wall : R(0));
-    d += j < ny - 1 ? wy * face_coef(rc, INV_COEF(c + nx)) : ((dirichlet & 8) ? wy * wall : R(0));
-#if DIM == 3
-    d += k > 0 ? wz * face_coef(rc, INV_COEF(c - nx * ny)) : ((dirichlet & 16) ? wz * wall : R(0));
-    d += k < nz - 1 ? wz * face_coef(rc, INV_COEF(c + nx * ny))
-                    : ((dirichlet & 32) ? wz * wall : R(0));
-#else
-    (void)nz;
-    (void)wz;
-#endif
-    return d;
+    return stencil_diagonal(inv_coef, i + nx * (j + ny * k), nx, nx * ny,
+                            inner_faces(i, j, k, nx, ny, nz, ALL_WALLS), wx, wy, wz, dirichlet);
 }
 
 // Pointwise kernels use stencil.cu's launch: a 2D block per (i, j) tile, one z layer per block
@@ -144,56 +98,6 @@ KERNEL void mg_smooth(const real* __restrict__ x, real* __restrict__ y, const re
         if (alpha != R(0)) next += alpha * (xc - y[c]);
         y[c] = next;
     }
-}
-
-// Per axis, the four fine cells 2I - 1 ... 2I + 2 that coarse cell I restricts from, as indices
-// into a tile whose first fine cell is 2 I0 - 1, with weights (1, 3, 3, 1) / 8; a cell beyond
-// the boundary is the mirror of the cell inside it with weight s / 8 (the transpose of P's
-// ghost rule). lo_side / hi_side: the boundary bits of the axis.
-DEVICE void restrict_axis(int I, int I0, int nc, int dirichlet, int lo_side, int hi_side,
-                          int* index, real* weight)
-{
-    const int f = 2 * (I - I0);  // tile index of fine cell 2I - 1
-    index[0] = f;
-    index[1] = f + 1;
-    index[2] = f + 2;
-    index[3] = f + 3;
-    weight[0] = R(0.125);
-    weight[1] = R(0.375);
-    weight[2] = R(0.375);
-    weight[3] = R(0.125);
-    if (I == 0) {
-        index[0] = f + 1;
-        weight[0] = ((dirichlet >> lo_side) & 1) ? R(-0.125) : R(0.125);
-    }
-    if (I == nc - 1) {
-        index[3] = f + 2;
-        weight[3] = ((dirichlet >> hi_side) & 1) ? R(-0.125) : R(0.125);
-    }
-}
-
-// The weighted sum over N x N (x N in 3D) points of v: sum over c, b, a of
-// wz[c] wy[b] wx[a] v[ix[a] + sx (iy[b] + sy iz[c])], each axis's indices and weights from
-// restrict_axis (N = 4) or prolong_axis (N = 2). In 2D only iz[0] and wz[0] are read.
-template <int N>
-DEVICE real tensor_sum(const real* v, int sx, int sy, const int* ix, const real* wx,
-                       const int* iy, const real* wy, const int* iz, const real* wz)
-{
-#if DIM == 3
-    const int nz_terms = N;
-#else
-    const int nz_terms = 1;
-#endif
-    real sum = R(0);
-    for (int c = 0; c < nz_terms; ++c) {
-        for (int b = 0; b < N; ++b) {
-            real line = R(0);
-            const int base = sx * (iy[b] + sy * iz[c]);
-            for (int a = 0; a < N; ++a) line += wx[a] * v[base + ix[a]];
-            sum += wz[c] * wy[b] * line;
-        }
-    }
-    return sum;
 }
 
 // b_c = 2^-d P^T (b - A x). nx, ny, nz: the fine grid (even along each coarsened axis).
@@ -245,35 +149,16 @@ BLOCK_KERNEL void mg_residual_restrict(const real* __restrict__ x, const real* _
                 if (I < ncx && J < ncy && K < ncz) {
                     int ix[4], iy[4], iz[4] = {0};
                     real wtx[4], wty[4], wtz[4] = {R(1)};
-                    restrict_axis(I, I0, ncx, dirichlet, 0, 1, ix, wtx);
-                    restrict_axis(J, J0, ncy, dirichlet, 2, 3, iy, wty);
+                    restrict_axis(I, I0, ncx, ALL_WALLS, dirichlet, 0, 1, ix, wtx);
+                    restrict_axis(J, J0, ncy, ALL_WALLS, dirichlet, 2, 3, iy, wty);
 #if DIM == 3
-                    restrict_axis(K, K0, ncz, dirichlet, 4, 5, iz, wtz);
+                    restrict_axis(K, K0, ncz, ALL_WALLS, dirichlet, 4, 5, iz, wtz);
 #endif
                     bc[I + ncx * (J + ncy * K)] =
                         tensor_sum<4>(tile, FX, FY, ix, wtx, iy, wty, iz, wtz);
                 }
             }
         }
-    }
-}
-
-// Per axis, the two coarse cells fine cell f interpolates from, with weights 3/4 and 1/4; at a
-// boundary the outer one is the ghost s x_c[I] (s = -1 Dirichlet, +1 Neumann).
-DEVICE void prolong_axis(int f, int nc, int dirichlet, int lo_side, int hi_side, int* index,
-                         real* weight)
-{
-    const int I = f >> 1;
-    const int other = (f & 1) ? I + 1 : I - 1;
-    index[0] = I;
-    weight[0] = R(0.75);
-    if (other >= 0 && other < nc) {
-        index[1] = other;
-        weight[1] = R(0.25);
-    } else {
-        const int side = (f & 1) ? hi_side : lo_side;
-        index[1] = I;
-        weight[1] = ((dirichlet >> side) & 1) ? R(-0.25) : R(0.25);
     }
 }
 
@@ -285,10 +170,10 @@ KERNEL void mg_prolong_add(const real* __restrict__ xc, real* __restrict__ x, in
     FOR_CELLS(nx, ny, nz) {
         int ix[2], iy[2], iz[2] = {0};
         real wtx[2], wty[2], wtz[2] = {R(1)};
-        prolong_axis(i, ncx, dirichlet, 0, 1, ix, wtx);
-        prolong_axis(j, ncy, dirichlet, 2, 3, iy, wty);
+        prolong_axis(i, ncx, ALL_WALLS, dirichlet, 0, 1, 0, ix, wtx);
+        prolong_axis(j, ncy, ALL_WALLS, dirichlet, 2, 3, 0, iy, wty);
 #if DIM == 3
-        prolong_axis(k, nz / 2, dirichlet, 4, 5, iz, wtz);
+        prolong_axis(k, nz / 2, ALL_WALLS, dirichlet, 4, 5, 0, iz, wtz);
 #endif
         x[i + nx * (j + ny * k)] += tensor_sum<2>(xc, ncx, ncy, ix, wtx, iy, wty, iz, wtz);
     }

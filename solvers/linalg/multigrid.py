@@ -222,8 +222,9 @@ class GeometricMultigrid:
             self.omega = None
             lower = SPECTRUM_BOUND / (4 * self.sweeps)
             smoothing = chebyshev_steps(lower, SPECTRUM_BOUND, self.sweeps)
-        self._pre = kernel_steps(smoothing, zero_start=True)
-        self._post = kernel_steps(smoothing, zero_start=False)
+        # (scale, alpha, beta) of the launches before and after the coarse correction.
+        self.pre_steps = kernel_steps(smoothing, zero_start=True)
+        self.post_steps = kernel_steps(smoothing, zero_start=False)
 
         # Coarsest level: Chebyshev over the measured spectrum, a 2% margin each side.
         low, high = spectrum(self.operators[-1])
@@ -294,7 +295,7 @@ class GeometricMultigrid:
             self._bind_coarse(level, b, x, y, launches)
             return
         # Pre- and post-smoothing write 2 sweeps times alternately; starting in y ends in x.
-        current = self._smooth(level, b, y, x, self._pre, True, launches)
+        current = self._smooth(level, b, y, x, self.pre_steps, True, launches)
         coarse_b, coarse_x = self._rhs[level + 1], self._x[level + 1]
         nc = (*self.shapes[level + 1], 1)[:3]
         tile = TILES[self.ndim]
@@ -307,7 +308,7 @@ class GeometricMultigrid:
         launches.append(self._kernels.mg_prolong_add.bind(
             self._pointwise_grid(level), BLOCK, coarse_x, current, nx, ny, nz, rest[-1]))
         other = y if current is x else x
-        result = self._smooth(level, b, other, current, self._post, False, launches)
+        result = self._smooth(level, b, other, current, self.post_steps, False, launches)
         assert result is x
 
     def _bind_coarse(self, level, b, x, y, launches):

@@ -62,11 +62,9 @@ class StencilLaplacian(LinearOperator):
 
     def __init__(self, shape, spacing, coefficient=None, boundary=None, backend="auto",
                  precision="fp32"):
-        self.shape = _check_shape(shape)
+        self.shape, self.spacing, self.coefficient, self.boundary = check_problem(
+            shape, spacing, coefficient, boundary)
         self.ndim = len(self.shape)
-        self.spacing = _check_spacing(spacing, self.ndim)
-        self.boundary = _check_boundary(boundary, self.ndim)
-        self.coefficient = _check_coefficient(coefficient, self.shape)
         dtype = real_dtype(precision)
         backend = get_backend(backend)
         super().__init__(int(np.prod(self.shape)), dtype, backend)
@@ -74,28 +72,13 @@ class StencilLaplacian(LinearOperator):
         # Kernel arguments: per-axis weights 1/h^2 (times k when it is constant) and, for a
         # variable k, its inverse per cell; both must survive the rounding to `real`.
         self.variable = variable = isinstance(self.coefficient, np.ndarray)
-        k = 1.0 if variable else self.coefficient
-        weights = [k / h**2 for h in self.spacing] + [0.0] * (3 - self.ndim)
-        with np.errstate(over="ignore", under="ignore"):
-            rounded = np.array(weights, dtype=dtype)
-        if not (np.all(np.isfinite(rounded)) and np.all(rounded[:self.ndim] > 0)):
-            raise ValueError(f"spacing {self.spacing}: the weights {'1' if variable else 'k'}"
-                             f" / h^2 are not representable in {dtype}")
-        self._weights = [float(w) for w in rounded]
-        if variable:
-            with np.errstate(over="ignore", under="ignore", divide="ignore"):
-                inverse = (1.0 / self.coefficient).ravel(order="F").astype(dtype)
-            if not np.all(np.isfinite(inverse) & (inverse >= np.finfo(dtype).tiny)):
-                raise ValueError(f"coefficient values must have 1/k representable in {dtype} "
-                                 f"(got k from {self.coefficient.min():g} to "
-                                 f"{self.coefficient.max():g})")
-        else:
-            inverse = np.ones(1, dtype)  # not read by the constant-coefficient kernel
+        self._weights = axis_weights(self.spacing, self.coefficient, dtype)
+        inverse = (inverse_coefficient(self.coefficient, dtype).ravel(order="F") if variable
+                   else np.ones(1, dtype))  # not read by the constant-coefficient kernel
         self._inv_coef = self.backend.to_device(inverse)
         self._no_dot = self.backend.zeros((1,), np.float64)
         self._no_tickets = self.backend.zeros((1,), np.int32)
-        self._dirichlet = sum(1 << s for s, side in enumerate(SIDES[:2 * self.ndim])
-                              if self.boundary[side] == "dirichlet")
+        self._dirichlet = dirichlet_bits(self.boundary, self.ndim)
         self._kernel = self.backend.module(
             SOURCE, dtype, kernel_defines(self.ndim, variable)).stencil_apply
 
@@ -183,6 +166,46 @@ class StencilLaplacian(LinearOperator):
                 dirichlet = self.boundary[SIDES[side]] == "dirichlet"
                 walls.append(2.0 * k[_cells(axis, end, self.ndim)] / h**2 * dirichlet)
             yield axis, interior, walls[0], walls[1]
+
+
+def check_problem(shape, spacing, coefficient, boundary):
+    """(shape, spacing, coefficient, boundary) checked and normalised as StencilLaplacian's
+    arguments (ValueError naming the first bad one)."""
+    shape = _check_shape(shape)
+    spacing = _check_spacing(spacing, len(shape))
+    boundary = _check_boundary(boundary, len(shape))
+    return shape, spacing, _check_coefficient(coefficient, shape), boundary
+
+
+def axis_weights(spacing, coefficient, dtype):
+    """The kernels' three axis weights k / h^2 (k = 1 for a per-cell coefficient; 0 beyond the
+    grid's axes), as floats rounded to dtype; ValueError if one is not representable."""
+    variable = isinstance(coefficient, np.ndarray)
+    k = 1.0 if variable else coefficient
+    ndim = len(spacing)
+    weights = [k / h**2 for h in spacing] + [0.0] * (3 - ndim)
+    with np.errstate(over="ignore", under="ignore"):
+        rounded = np.array(weights, dtype=dtype)
+    if not (np.all(np.isfinite(rounded)) and np.all(rounded[:ndim] > 0)):
+        raise ValueError(f"spacing {tuple(spacing)}: the weights {'1' if variable else 'k'}"
+                         f" / h^2 are not representable in {np.dtype(dtype)}")
+    return [float(w) for w in rounded]
+
+
+def inverse_coefficient(coefficient, dtype):
+    """1 / k of a per-cell coefficient array in dtype (same shape); ValueError where it is not
+    representable."""
+    with np.errstate(over="ignore", under="ignore", divide="ignore"):
+        inverse = (1.0 / coefficient).astype(dtype)
+    if not np.all(np.isfinite(inverse) & (inverse >= np.finfo(dtype).tiny)):
+        raise ValueError(f"coefficient values must have 1/k representable in {np.dtype(dtype)} "
+                         f"(got k from {coefficient.min():g} to {coefficient.max():g})")
+    return inverse
+
+
+def dirichlet_bits(boundary, ndim):
+    """The kernels' side bits: bit s set where side s (SIDES order) is Dirichlet."""
+    return sum(1 << s for s, side in enumerate(SIDES[:2 * ndim]) if boundary[side] == "dirichlet")
 
 
 def _cells(axis, selection, ndim):

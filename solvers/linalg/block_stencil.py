@@ -1,0 +1,141 @@
+"""One rank's block of a StencilLaplacian on a decomposed grid (issue 24): y = A x on the
+block's cells, equal to the whole grid's operator restricted to them (the same terms in the
+same order: raw_kernels/linalg/block_multigrid.cu), with a one-cell halo exchanged between
+launches (backend/halo.py, host-staged).
+
+    layout = block_layout(comm.Get_rank(), comm.Get_size(), (nx, ny))
+    op = BlockLaplacian(comm, layout.block, (nx, ny), (hx, hy), boundary={"y_hi": "neumann"})
+    apply = op.bind(x, y)      # x, y: the block's cells (i + nx (j + ny k) of the block)
+    apply()                    # copy x into a padded array, exchange its halo, launch y = A x
+    apply.launches             # the parts in order: launches and HostWork (a Stepper's segments)
+
+Every rank passes the whole grid's description: shape, spacing, boundary, and a coefficient
+that is a number or an array of the whole grid (each rank keeps its block and the halo cells
+of it). A side of the block towards another block reads the halo; a side of the whole grid
+keeps its Dirichlet or Neumann rule.
+"""
+
+import math
+
+import numpy as np
+
+from ..backend import get_backend
+from ..backend.halo import PaddedHalo, check_vector
+from ..backend.stepper import HostWork
+from ..precision import real_dtype
+from .multigrid import coarsen_coefficient
+from .operator import LaunchSequence
+from .stencil import (
+    BLOCK,
+    MAX_GRID_YZ,
+    axis_weights,
+    check_problem,
+    dirichlet_bits,
+    inverse_coefficient,
+)
+
+SOURCE = "linalg/block_multigrid.cu"
+
+
+def kernel_defines(ndim, variable):
+    return {"DIM": int(ndim), "VARIABLE": int(bool(variable))}
+
+
+def compiled_kernels():
+    """Every (source, defines) this module compiles (REAL_BITS aside)."""
+    for ndim in (2, 3):
+        for variable in (False, True):
+            yield SOURCE, kernel_defines(ndim, variable)
+
+
+def launch_grid(shape):
+    """The grid of the block kernels over cells of `shape`: (i, j) tiles of BLOCK, one z layer
+    per block z."""
+    nx, ny, nz = (*shape, 1)[:3]
+    return (-(-nx // BLOCK[0]), min(-(-ny // BLOCK[1]), MAX_GRID_YZ), min(nz, MAX_GRID_YZ))
+
+
+class BlockLaplacian:
+    """y = A x on `block` (a mesh.decomposition.Block) of the grid of `shape` cells, for the
+    ranks of `comm`; spacing, coefficient, boundary, backend and precision as StencilLaplacian's
+    (see the module docstring)."""
+
+    name = "block_laplacian"
+
+    def __init__(self, comm, block, shape, spacing, coefficient=None, boundary=None,
+                 backend="auto", precision="fp32"):
+        self.comm, self.block = comm, block
+        self.shape, self.spacing, self.coefficient, self.boundary = check_problem(
+            shape, spacing, coefficient, boundary)
+        self.ndim = len(self.shape)
+        self.precision = precision
+        self.dtype = dtype = real_dtype(precision)
+        self.backend = backend = get_backend(backend)
+        self.local_shape = tuple(block.shape)
+        self.n = math.prod(self.local_shape)
+
+        # Kernel arguments: the grid's weights and Dirichlet sides, the block's walls (its sides
+        # that are the grid's), and the inverse coefficient padded like the vectors, its halo
+        # the neighbouring blocks' cells (beyond a wall: never read).
+        self.variable = isinstance(self.coefficient, np.ndarray)
+        self.weights = axis_weights(self.spacing, self.coefficient, dtype)
+        self.dirichlet = dirichlet_bits(self.boundary, self.ndim)
+        self.walls = sum(1 << s for s, other in enumerate(block.neighbours) if other is None)
+        self.halo = PaddedHalo(backend, dtype, self.local_shape, block.neighbours, comm)
+        if self.variable:
+            around = np.pad(self.coefficient, 1, mode="edge")[
+                tuple(slice(s, s + n + 2) for s, n in zip(block.start, block.shape))]
+            self.inv_coef = backend.to_device(
+                inverse_coefficient(around, dtype).ravel(order="F"))
+        else:
+            self.inv_coef = backend.to_device(np.ones(1, dtype))
+        self.kernels = backend.module(SOURCE, dtype, kernel_defines(self.ndim, self.variable))
+        self._padded_x = self.halo.zeros()
+
+    def args(self):
+        """The block kernels' arguments after the vectors."""
+        return (self.inv_coef, *(*self.local_shape, 1)[:3], *self.weights, self.dirichlet,
+                self.walls)
+
+    def exchange(self, padded):
+        """HostWork filling the halo of a padded array from the neighbouring blocks."""
+        return HostWork(self.halo.bind(padded))
+
+    def bind(self, x, y):
+        """y = A x for vectors of the block's cells: a LaunchSequence of a copy into a padded
+        array, the halo exchange (HostWork) and the stencil launch."""
+        check_vector(self.backend, x, self.n, self.dtype, "x")
+        check_vector(self.backend, y, self.n, self.dtype, "y")
+        work = self._padded_x
+        parts = [self.halo.bind_copy(x, work, to_padded=True), self.exchange(work),
+                 self.bind_padded(work, y, packed=True)]
+        return LaunchSequence(self, parts)
+
+    def bind_padded(self, x, y, packed=False):
+        """The launch y = A x from a padded x whose halo is filled; y packed or padded."""
+        return self.kernels.block_apply.bind(launch_grid(self.local_shape), BLOCK, x, y,
+                                             *self.args(), int(packed))
+
+    def coarsened(self, block):
+        """The operator of the next multigrid level on `block` (its cells halved): spacing
+        doubled, coefficient averaged over children (multigrid.coarsen_coefficient)."""
+        return BlockLaplacian(self.comm, block, tuple(n // 2 for n in self.shape),
+                              tuple(2 * h for h in self.spacing),
+                              coarsen_coefficient(self.coefficient), self.boundary,
+                              self.backend, self.precision)
+
+    # -- the whole grid's vectors ------------------------------------------------------------
+    def scatter(self, whole):
+        """The block's part of a whole-grid array (indexed [i, j(, k)], or flat in the grid's
+        order i + nx (j + ny k)), as a flat host array in the block's order."""
+        whole = np.asarray(whole).reshape(self.shape, order="F")
+        return np.ascontiguousarray(whole[self.block.slices]).ravel(order="F")
+
+    def gather(self, local):
+        """The whole grid's array ([i, j(, k)]) from every rank's block values (flat, block
+        order), on every rank."""
+        local = np.asarray(local).reshape(self.local_shape, order="F")
+        whole = np.empty(self.shape, local.dtype)
+        for slices, part in self.comm.allgather((self.block.slices, local)):
+            whole[slices] = part
+        return whole

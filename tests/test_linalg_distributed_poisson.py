@@ -1,0 +1,158 @@
+"""Distributed Poisson solves (issue 24 item 3): `mpiexec -n 2`, `-n 3` and `-n 4` run
+tests/mpi_poisson_driver.py on the host backend (one OpenMP thread a rank), which applies the
+decomposed operator (BlockLaplacian) and solves by MG-preconditioned CG (DistributedMultigrid,
+DistributedConjugateGradient); here the results are checked against the single-rank pieces and
+SciPy:
+- y = A v equals the single-rank StencilLaplacian's y bit for bit (a row has the same terms in
+  the same order on a block), and SciPy's to rounding;
+- x meets the error bound of its own float64 residual, ||x - x*|| <= ||b - A x|| / lambda_min(A),
+  x* from spsolve of StencilLaplacian.to_scipy(): the solve is right to the accuracy its
+  residual claims, and that residual meets rtol;
+- the iteration count is the single-rank MG-PCG's within 2 (the cycle is the single-rank cycle
+  up to rounding: same smoother, transfers and coarse levels).
+Grids: 64 x 48 (3 ranks split 64 unevenly, 4 ranks make a 2 x 2 process grid, whose blocks
+read the halo's corner cells in the restriction and prolongation) and 24^3 (4 ranks: 1 x 2 x 2,
+edges), fp64 and fp32, Dirichlet and mixed Neumann sides, constant and variable
+coefficients, and gathers at the finest level and at an intermediate one.
+"""
+
+import functools
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+import scipy.sparse.linalg as spla
+
+pytest.importorskip("mpi4py")
+
+from solvers.linalg.block_layout import block_layout  # noqa: E402
+from solvers.linalg.krylov import ConjugateGradient  # noqa: E402
+from solvers.linalg.multigrid import GeometricMultigrid  # noqa: E402
+from solvers.linalg.stencil import StencilLaplacian  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "tests"))
+from mpi_poisson_driver import coefficient, vectors  # noqa: E402
+
+MPIEXEC = (shutil.which("mpiexec") or shutil.which("mpiexec", path=str(Path(sys.executable).parent))
+           or shutil.which("mpirun"))
+pytestmark = pytest.mark.skipif(MPIEXEC is None, reason="no mpiexec")
+
+MIXED_2D = {"x_hi": "neumann", "y_lo": "neumann"}
+MIXED_3D = {"x_lo": "neumann", "y_hi": "neumann", "z_hi": "neumann"}
+PROBLEMS = [
+    {"name": "dirichlet_2d_fp64", "shape": [64, 48], "precision": "fp64", "rtol": 1e-10},
+    {"name": "mixed_2d_fp32", "shape": [64, 48], "precision": "fp32", "rtol": 1e-5,
+     "boundary": MIXED_2D, "coefficient": "smooth"},
+    {"name": "dirichlet_3d_fp32", "shape": [24, 24, 24], "precision": "fp32", "rtol": 1e-5},
+    {"name": "mixed_3d_fp64", "shape": [24, 24, 24], "precision": "fp64", "rtol": 1e-10,
+     "boundary": MIXED_3D, "coefficient": "smooth", "seed": 1},
+    {"name": "gather_finest_2d_fp64", "shape": [32, 24], "precision": "fp64", "rtol": 1e-10,
+     "boundary": {"y_hi": "neumann"}, "gather": 0},
+    {"name": "gather_level1_2d_fp32", "shape": [64, 48], "precision": "fp32", "rtol": 1e-5,
+     "boundary": MIXED_2D, "gather": 1},
+]
+NAMES = [p["name"] for p in PROBLEMS]
+
+
+@pytest.fixture(scope="module", params=[2, 3, 4], ids=lambda n: f"{n}ranks")
+def run(request, tmp_path_factory):
+    """(ranks, {key: value}) of the driver's run of every problem on `ranks` ranks."""
+    ranks = request.param
+    folder = tmp_path_factory.mktemp(f"ranks{ranks}")
+    problems, out = folder / "problems.json", folder / "results.npz"
+    problems.write_text(json.dumps(PROBLEMS))
+    result = subprocess.run(
+        [MPIEXEC, "-n", str(ranks), sys.executable, str(ROOT / "tests" / "mpi_poisson_driver.py"),
+         str(problems), str(out)], capture_output=True, text=True, timeout=240, cwd=ROOT,
+        env=dict(os.environ, PYTHONPATH=str(ROOT), OMP_NUM_THREADS="1"))
+    assert result.returncode == 0, result.stderr
+    with np.load(out) as data:
+        return ranks, dict(data)
+
+
+def problem(name):
+    return next(p for p in PROBLEMS if p["name"] == name)
+
+
+def single_rank(p):
+    """The problem's StencilLaplacian (host) and its input and right-hand side vectors."""
+    shape = tuple(p["shape"])
+    op = StencilLaplacian(shape, tuple(1 / n for n in shape),
+                          coefficient=coefficient(p.get("coefficient"), shape),
+                          boundary=p.get("boundary"), backend="host", precision=p["precision"])
+    v, b = vectors(shape, p.get("seed", 0))
+    return op, v.ravel(order="F"), b.ravel(order="F")
+
+
+@functools.cache
+def reference(name):
+    """SciPy's A, x* = A^-1 b and lambda_min(A) (shift-invert on one LU factorisation), and
+    the single-rank MG-PCG's iteration count, once per problem."""
+    p = problem(name)
+    op, _, b = single_rank(p)
+    A = op.to_scipy()
+    lu = spla.splu(A.tocsc())
+    inverse = spla.LinearOperator(A.shape, matvec=lu.solve, dtype=np.float64)
+    smallest = spla.eigsh(A, k=1, sigma=0, which="LM", OPinv=inverse,
+                          return_eigenvectors=False)[0]
+    solver = ConjugateGradient(op, preconditioner=GeometricMultigrid(op), rtol=p["rtol"])
+    _, info = solver.solve(b)
+    assert info.converged
+    return A, lu.solve(b), smallest, info.iterations
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_operator_equals_single_rank(run, name):
+    _, results = run
+    op, v, _ = single_rank(problem(name))
+    x, y = op.backend.to_device(v.astype(op.dtype)), op.backend.zeros((op.n,), op.dtype)
+    op.bind(x, y)()
+    got = results[f"{name}_y"].ravel(order="F")
+    assert got.dtype == op.dtype
+    assert np.array_equal(got, op.backend.to_host(y))
+    # And SciPy's, to the rounding of the input and the row sums in the precision.
+    expected = op.to_scipy() @ v.astype(op.dtype).astype(np.float64)
+    eps = np.finfo(op.dtype).eps
+    assert np.max(np.abs(got - expected)) <= 16 * eps * np.max(np.abs(expected))
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_solution_matches_spsolve_to_its_residual(run, name):
+    _, results = run
+    p = problem(name)
+    _, _, b = single_rank(p)
+    A, exact, smallest, _ = reference(name)
+    x = results[f"{name}_x"].ravel(order="F").astype(np.float64)
+    assert results[f"{name}_converged"]
+    assert results[f"{name}_residual"] <= p["rtol"]
+    residual = np.linalg.norm(b - A @ x)
+    assert np.linalg.norm(x - exact) <= 1.001 * residual / smallest
+    # The float64 residual of the solve's x: rtol, plus in fp32 the rounding of x itself.
+    floor = 0 if p["precision"] == "fp64" else 4 * np.finfo(np.float32).eps * \
+        spla.norm(A) * np.linalg.norm(x)
+    assert residual <= p["rtol"] * np.linalg.norm(b) + floor
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_iterations_match_single_rank_multigrid_cg(run, name):
+    _, results = run
+    single = reference(name)[3]
+    assert abs(int(results[f"{name}_iterations"]) - single) <= 2
+
+
+def test_layout_of_an_uneven_split():
+    """64 x 48 on 3 ranks: x split 3 ways in units of 2^g cells, g the gather level, so the
+    blocks halve g times; the default gather level is the cheapest (module docstring)."""
+    layouts = [block_layout(rank, 3, (64, 48)) for rank in range(3)]
+    assert {layout.gather for layout in layouts} == {2}
+    assert [layout.block.shape for layout in layouts] == [(24, 48), (20, 48), (20, 48)]
+    assert [layout.blocks[2].start for layout in layouts] == [(0, 0), (6, 0), (11, 0)]
+    assert block_layout(0, 3, (64, 48), gather=1).block.shape == (22, 48)
+    with pytest.raises(ValueError, match="gather level 3"):
+        block_layout(0, 3, (64, 48), gather=3)  # 8 x 6 is the coarsest: nothing to gather
