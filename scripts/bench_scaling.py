@@ -100,7 +100,7 @@ def launcher(ranks):
         raise SystemExit("bench_scaling: no mpiexec (pip install 'solvers[mpi]')")
     version = subprocess.run([mpiexec, "--version"], capture_output=True, text=True).stdout
     flags = ["--oversubscribe"] + (["--allow-run-as-root"] if os.geteuid() == 0 else []) \
-        if "Open MPI" in version else []
+        if "Open MPI" in version or "OpenRTE" in version else []
     return [mpiexec, *flags, "-n", str(ranks)]
 
 

@@ -36,7 +36,7 @@ def _launcher_flags():
     """Open MPI's mpiexec refuses root (the GPU machine runs as root) and more ranks than
     cores unless told."""
     version = subprocess.run([MPIEXEC, "--version"], capture_output=True, text=True).stdout
-    if "Open MPI" not in version:
+    if "Open MPI" not in version and "OpenRTE" not in version:
         return []
     return ["--oversubscribe"] + (["--allow-run-as-root"] if os.geteuid() == 0 else [])
 

@@ -84,3 +84,9 @@ def abort(comm, message, status=1):
     print(f"{message} (rank {comm.Get_rank()} of {comm.Get_size()})", file=sys.stderr,
           flush=True)
     comm.Abort(status)
+
+
+def proc_null():
+    from mpi4py import MPI
+
+    return MPI.PROC_NULL

@@ -47,14 +47,14 @@ class NcclComm:
         self.comm = nccl.NcclCommunicator(comm.Get_size(), uid, comm.Get_rank())
         self.type = getattr(nccl, NCCL_TYPES[np.dtype(dtype)])
 
-    def bind_swap(self, transfers):
-        """A launch doing every (send, to rank, receive, from rank) of `transfers` (device
-        arrays of one size a pair) as one NCCL group."""
+    def bind_swap(self, operations):
+        """A launch doing the (kind "send" or "recv", device array, peer rank) of
+        `operations`, in order, as one NCCL group."""
         def swap(stream):
             self.nccl.groupStart()
-            for send, to, receive, source in transfers:
-                self.comm.send(send.data.ptr, send.size, self.type, to, stream)
-                self.comm.recv(receive.data.ptr, receive.size, self.type, source, stream)
+            for kind, array, peer in operations:
+                call = self.comm.send if kind == "send" else self.comm.recv
+                call(array.data.ptr, array.size, self.type, peer, stream)
             self.nccl.groupEnd()
         return self.backend.bind_call(swap)
 

@@ -127,8 +127,8 @@ class EulerBlock:
         rate = None if clock is None else clock.rates[0:1]
         fold = [] if clock is None else [clock.fold_rates]
         if self.nccl is not None:
-            ops = [(kind, buffer[self.offsets[s]:self.offsets[s + 1]], peer)
-                   for kind, buffer, s, peer in self._transfers(self.send, self.halos)]
+            ops = [(kind, buffer[self.offsets[side]:self.offsets[side + 1]], peer)
+                   for kind, buffer, side, peer in self._transfers(self.send, self.halos)]
             return [*fold, *([self.nccl.bind_max(rate)] if clock else []), pack,
                     self.nccl.bind_swap(ops)]
         b = self.backend
