@@ -188,6 +188,8 @@ class TimeDependentSolver(Solver):
         """Continue from `arrays`, a checkpoint() of a solver built from the same case: the
         same names, shapes and dtypes, or a ValueError naming the first that differs."""
         arrays = dict(arrays)
+        if "clock/rates" in arrays:
+            arrays["clock/rates"] = self.clock.partials_of(arrays["clock/rates"])
         # The clock first: its parity may choose the buffer checkpoint_arrays() names.
         _write_arrays(self.backend, _prefixed("clock/", self.clock.arrays()), arrays)
         _write_arrays(self.backend, self.checkpoint_arrays(), arrays)

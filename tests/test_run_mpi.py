@@ -169,3 +169,37 @@ def test_a_process_grid_that_does_not_fit_is_a_case_error(tmp_path):
     assert result.returncode == 2
     lines = [line for line in result.stderr.splitlines() if line.startswith("solvers:")]
     assert len(lines) == 1 and "decomposition" in lines[0], result.stderr
+
+
+def test_checkpoints_restart_on_another_rank_count(tmp_path):
+    """A checkpoint holds the whole grid's state whatever the rank count that wrote it: one
+    written by 2 ranks continues on 3 ranks and on one, one written by one rank on 2, each to
+    the fields of the uninterrupted single-rank run, bit for bit."""
+    case, sets = "riemann2d_config3", [*CASES["riemann2d_config3"], "output.interval=0.025"]
+    straight = _run(case, sets, tmp_path / "straight")
+    assert straight.returncode == 0, straight.stderr
+    expected = _datasets(tmp_path / "straight" / f"{case}.h5")
+    first = [*sets, "output.checkpoint_interval=0.02"]  # the last one: after t = 0.04
+    for writers, readers in ((2, 3), (2, None), (None, 2)):
+        out = tmp_path / f"w{writers}r{readers}"
+        wrote = _run(case, first, out / "a", ranks=writers)
+        assert wrote.returncode == 0, wrote.stderr
+        checkpoint = out / "a" / f"{case}.checkpoint.h5"
+        resumed = _run(case, sets, out / "b", ranks=readers,
+                       extra=("--quiet", "--restart", str(checkpoint)))
+        assert resumed.returncode == 0, resumed.stderr
+        got = _datasets(out / "b" / f"{case}.h5")
+        # It continued: its file holds only the snapshots after the checkpoint.
+        assert len([n for n in got if n.startswith("snapshots/")]) < len(
+            [n for n in expected if n.startswith("snapshots/")])
+        final = [name for name in expected if name.startswith("fields/")]
+        assert final, sorted(expected)
+        for name in final:
+            assert np.array_equal(got[name], expected[name], equal_nan=True), (writers, name)
+
+
+def test_wall_clock_checkpoints_are_refused_on_several_ranks(tmp_path):
+    result = _run("sod", ["output.checkpoint_wall_seconds=60"], tmp_path, ranks=2)
+    assert result.returncode == 2
+    lines = [line for line in result.stderr.splitlines() if line.startswith("solvers:")]
+    assert len(lines) == 1 and "checkpoint_wall_seconds" in lines[0], result.stderr

@@ -82,6 +82,17 @@ class DeviceClock:
         launches)."""
         return {"ctrl": self.ctrl, "dt": self.dt, "rates": self.rates, "parity": self.parity}
 
+    def partials_of(self, rates):
+        """Stored partial rates as this clock's: the same where they fit, else their largest
+        first and zeros (a step reads only their maximum; a checkpoint of another launch
+        shape or rank count restores the same dt)."""
+        rates = np.asarray(rates)
+        if rates.shape == (self.partials,) or rates.size == 0:
+            return rates
+        out = np.zeros(self.partials, rates.dtype)
+        out[0] = rates.max()
+        return out
+
     def finish_dt(self):
         """Launch: dt from self.rates (filled by the solver), then advance t."""
         self._finish()

@@ -8,10 +8,10 @@ from ..fv.euler import (
     RECONSTRUCTIONS,
     RIEMANN_SOLVERS,
     TIME_INTEGRATORS,
-    VELOCITIES,
     EulerSolver,
     parse_boundary,
 )
+from ..fv.euler_fields import VELOCITIES
 from ..fv.sides import SIDES_3D
 from ..mesh.decomposition import check_dims
 from . import deposit, structured

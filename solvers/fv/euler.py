@@ -19,6 +19,7 @@ from ..backend.stepper import HostWork
 from ..mesh import StructuredGrid
 from ..mesh.decomposition import Decomposition
 from ..solver import BackendLike, TimeDependentSolver
+from .euler_fields import VELOCITIES, primitive, state_figures, to_buffer, to_cells
 from .euler_halo import EulerBlock
 from .sides import SIDES_3D, BoundaryError, check_periodic_pairs, specs_by_side
 
@@ -27,7 +28,6 @@ LIMITERS = {"minmod": 1, "van_leer": 2, "mc": 3}
 RIEMANN_SOLVERS = {"rusanov": 1, "hllc": 2}
 BOUNDARY_KINDS = {"periodic": 0, "transmissive": 1, "reflective": 2, "inflow": 3}
 INFLOW_KEYS = ("rho", "vx", "vy", "vz", "p")  # an inflow state per side (INFLOW_VARS there)
-VELOCITIES = ("vx", "vy", "vz")
 
 # Shu-Osher SSP Runge-Kutta schemes. Each stage: out = (1 - w) U^n + w (u + dt L(u)), where
 # u is the previous stage. (w, u, out) with buffers by role (ROLE_* of euler_scheme.h): U^n, the
@@ -155,25 +155,6 @@ def parse_boundary(boundary, ndim):
         kinds[index] = BOUNDARY_KINDS["inflow"]
     check_periodic_pairs([kind == BOUNDARY_KINDS["periodic"] for kind in kinds[:2 * ndim]])
     return kinds, inflow.ravel()
-
-
-def primitive(u, gamma, names):
-    """{name: field} of the primitive variables (rho, velocity components, p) of conserved
-    variables u (nvar, ...)."""
-    rho = u[0]
-    velocity = [u[k] / rho for k in range(1, len(u) - 1)]
-    p = (gamma - 1) * (u[-1] - 0.5 * rho * sum(v**2 for v in velocity))
-    return dict(zip(names, [rho, *velocity, p]))
-
-
-def state_figures(u, volumes, fields):
-    """Totals of the conserved variables u (nvar, ...) over cells of `volumes` (one number or
-    one a cell) and the minima of the primitive fields' density and pressure."""
-    names = ["mass", *(f"momentum_{v[1]}" for v in VELOCITIES[:len(u) - 2]), "energy"]
-    out = {f"total_{n}": float((u[k] * volumes).sum()) for k, n in enumerate(names)}
-    out["min_rho"] = float(fields["rho"].min())
-    out["min_p"] = float(fields["p"].min())
-    return out
 
 
 def _choice(name, value, options):
@@ -311,12 +292,6 @@ class EulerSolver(TimeDependentSolver):
         conserved = np.stack([rho, *momentum, energy])
         self.set_conserved(conserved, t)
 
-    def _stored(self, state):
-        """(nvar, *shape) [i, j, k] of this rank's cells -> the buffer layout (nvar, (nz,) ny,
-        nx), x fastest."""
-        grid = self.local
-        cells = state.reshape(self.nvar, grid.nx, grid.ny, grid.nz).transpose(0, 3, 2, 1)
-        return cells.reshape(self.buffers[0].shape)
 
     def set_conserved(self, conserved, t=0.0):
         """Set the state from conserved variables of shape (nvar, *grid.shape)."""
@@ -327,8 +302,7 @@ class EulerSolver(TimeDependentSolver):
         if self.parallel is not None:
             conserved = self.parallel.scatter(conserved)
         self._gathered = None
-        state = self._stored(conserved)
-        self.backend.write(self.buffers[0], state.astype(self.dtype))
+        self.backend.write(self.buffers[0], to_buffer(conserved, self.local).astype(self.dtype))
         self.clock.set(t=t, steps=0, parity=0)
         self._rate()
         if not self.stages:  # the step kernel takes its dt from the clock
@@ -339,6 +313,16 @@ class EulerSolver(TimeDependentSolver):
         read in every step)."""
         return {"conserved": self.buffers[self.clock.read().parity]}
 
+    def checkpoint(self):
+        """On a decomposed grid (collective) the whole grid's state, as one rank stores it: a
+        run on any number of ranks restarts from it."""
+        arrays = super().checkpoint()
+        return arrays if self.parallel is None else self.parallel.whole_checkpoint(arrays)
+
+    def restore(self, arrays):
+        super().restore(arrays if self.parallel is None else
+                        self.parallel.block_checkpoint(arrays))
+
     def conserved(self):
         """Host copy of the conserved variables, shape (nvar, *grid.shape), float64. On a
         decomposed grid every rank gathers the whole grid's (collective: all ranks call it
@@ -346,10 +330,8 @@ class EulerSolver(TimeDependentSolver):
         reading = self.clock.read()
         if self.parallel is not None and self._gathered and self._gathered[0] == reading:
             return self._gathered[1]
-        grid = self.local
         state = self.backend.to_host(self.buffers[reading.parity]).astype(np.float64)
-        cells = state.reshape(self.nvar, grid.nz, grid.ny, grid.nx).transpose(0, 3, 2, 1)
-        cells = cells.reshape(self.nvar, *grid.shape)
+        cells = to_cells(state, self.local)
         if self.parallel is not None:
             cells = self.parallel.gather(cells)
             self._gathered = (reading, cells)

@@ -25,6 +25,7 @@ from ..backend.mpi import max_op, wait_all
 from ..backend.stepper import HostWork
 from ..mesh import StructuredGrid
 from ..mesh.decomposition import Decomposition, block_of, check_dims, process_grid
+from .euler_fields import to_buffer, to_cells
 
 BC_HALO = 4  # euler_state.h
 PERIODIC = 0
@@ -167,6 +168,25 @@ class EulerBlock:
             self.rate_host[0] = self.comm.allreduce(float(self.rate_host[0]), op=max_op())
 
     # -- the whole grid's state ----------------------------------------------------------------
+    def whole_checkpoint(self, arrays):
+        """This block's checkpoint arrays (the solver's) made the whole grid's, as a single
+        rank stores them: the state gathered, the rates folded into the largest of all
+        blocks' (collective)."""
+        arrays = dict(arrays)
+        cells = self.gather(to_cells(arrays["conserved"], self.local))
+        arrays["conserved"] = to_buffer(cells, self.grid)
+        largest = self.comm.allreduce(float(arrays["clock/rates"].max()), op=max_op())
+        arrays["clock/rates"] = np.array([largest], arrays["clock/rates"].dtype)
+        return arrays
+
+    def block_checkpoint(self, arrays):
+        """A whole grid's checkpoint arrays (whole_checkpoint's, or a single rank's) cut to
+        this block's state."""
+        arrays = dict(arrays)
+        cells = to_cells(np.asarray(arrays["conserved"]), self.grid)
+        arrays["conserved"] = np.ascontiguousarray(to_buffer(self.scatter(cells), self.local))
+        return arrays
+
     def scatter(self, conserved):
         """The block's part of conserved variables of the whole grid, (nvar, *grid.shape)."""
         return conserved[(slice(None), *self.block.slices)]

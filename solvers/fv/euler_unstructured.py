@@ -19,14 +19,9 @@ from ..mesh.faces import face_geometry
 from ..mesh.renumber import locality_order
 from ..solver import BackendLike, TimeDependentSolver
 from .cell_slots import CellSlots
-from .euler import (
-    RIEMANN_SOLVERS,
-    VELOCITIES,
-    _choice,
-    primitive,
-    state_figures,
-)
+from .euler import RIEMANN_SOLVERS, _choice
 from .euler import TIME_INTEGRATORS as STRUCTURED_INTEGRATORS
+from .euler_fields import VELOCITIES, primitive, state_figures
 from .sides import BoundaryError
 
 SOURCE = "fv/euler_unstructured.cu"

@@ -53,7 +53,7 @@ class CaseRun:
         self.case = case
         self.comm = comm
         self.root = comm is None or comm.Get_rank() == 0
-        self.solver = self._build(case, restart)
+        self.solver = self._build(case)
         self.solver_class = type(self.solver)
         self.mesh = self.solver.mesh
         data = case.data
@@ -77,18 +77,17 @@ class CaseRun:
                              "does not write checkpoints")
         self.restart = checkpoints.restore(self, restart) if restart is not None else None
 
-    def _build(self, case, restart):
+    def _build(self, case):
         """The case's solver; on several MPI ranks (comm), this rank's block of it."""
         if self.comm is None:
             return case.adapter.build(case)
         name = case.adapter.SOLVER.name
         if not getattr(case.adapter, "DECOMPOSES", False):
             raise CaseError(f"the {name} solver does not run on several MPI ranks yet")
-        output = case.data["output"]
-        if restart is not None or output["checkpoint_interval"] or \
-                output["checkpoint_wall_seconds"]:
-            raise CaseError("checkpoints and restarts are not available on several MPI "
-                            "ranks yet")
+        # Ranks decide on wall-clock checkpoints apart, and a checkpoint gathers from them all.
+        if case.data["output"]["checkpoint_wall_seconds"]:
+            raise case.error("output", "checkpoint_wall_seconds", "not available on several "
+                             "MPI ranks (ranks would not agree when); use checkpoint_interval")
         run = case.data["run"]
         return case.adapter.build(case, decomposition=Decomposition(
             self.comm, dims=tuple(run["decomposition"]) or None,
@@ -208,6 +207,8 @@ class CaseRun:
         # A decomposed run's other ranks: their part of each gather, and no files.
         elif write and self.comm is not None:
             sim.on_output = lambda s: self.solver.fields()
+            if self.checkpointing:
+                sim.on_checkpoint = lambda s: self.solver.checkpoint()
         progress = as_progress(progress if self.root else None, self)
         sim.on_progress = None
         if progress is not None:
