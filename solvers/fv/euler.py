@@ -325,8 +325,8 @@ class EulerSolver(TimeDependentSolver):
 
     def conserved(self):
         """Host copy of the conserved variables, shape (nvar, *grid.shape), float64. On a
-        decomposed grid every rank gathers the whole grid's (collective: all ranks call it
-        together; kept until the state changes)."""
+        decomposed grid rank 0 gathers the whole grid's and the other ranks get None
+        (collective: all ranks call it together; kept until the state changes)."""
         reading = self.clock.read()
         if self.parallel is not None and self._gathered and self._gathered[0] == reading:
             return self._gathered[1]
@@ -338,12 +338,15 @@ class EulerSolver(TimeDependentSolver):
         return cells
 
     def fields(self):
-        """Host copies of the primitive fields {rho, vx, (vy, (vz,)) p}, each of grid.shape."""
-        return primitive(self.conserved(), self.gamma, self.field_names)
+        """Host copies of the primitive fields {rho, vx, (vy, (vz,)) p}, each of grid.shape
+        (none on the ranks of a decomposed grid but rank 0)."""
+        u = self.conserved()
+        return {} if u is None else primitive(u, self.gamma, self.field_names)
 
     def diagnostics(self):
         """Totals of the conserved variables and the minima of density and pressure."""
-        return state_figures(self.conserved(), self.grid.cell_volume, self.fields())
+        u = self.conserved()
+        return {} if u is None else state_figures(u, self.grid.cell_volume, self.fields())
 
     def diverged_message(self, t, steps):
         return (f"the solution became non-finite or non-physical (rho or p <= 0) at t={t:.6g} "

@@ -170,11 +170,11 @@ class EulerBlock:
     # -- the whole grid's state ----------------------------------------------------------------
     def whole_checkpoint(self, arrays):
         """This block's checkpoint arrays (the solver's) made the whole grid's, as a single
-        rank stores them: the state gathered, the rates folded into the largest of all
-        blocks' (collective)."""
+        rank stores them: the state gathered on rank 0 (None on the others), the rates folded
+        into the largest of all blocks' (collective)."""
         arrays = dict(arrays)
         cells = self.gather(to_cells(arrays["conserved"], self.local))
-        arrays["conserved"] = to_buffer(cells, self.grid)
+        arrays["conserved"] = None if cells is None else to_buffer(cells, self.grid)
         largest = self.comm.allreduce(float(arrays["clock/rates"].max()), op=max_op())
         arrays["clock/rates"] = np.array([largest], arrays["clock/rates"].dtype)
         return arrays
@@ -193,9 +193,12 @@ class EulerBlock:
 
     def gather(self, local):
         """Every rank's block of conserved variables (nvar, *block shape) put together into
-        the whole grid's (nvar, *grid.shape), on every rank (in grid order, so sums over it
-        have the single-rank run's bits)."""
+        the whole grid's (nvar, *grid.shape) on rank 0 (sums over it have the single-rank
+        run's bits); None on the other ranks (collective)."""
+        parts = self.comm.gather((self.block.slices, local), root=0)
+        if parts is None:
+            return None
         whole = np.empty((self.nvar, *self.grid.shape), local.dtype)
-        for slices, part in self.comm.allgather((self.block.slices, local)):
+        for slices, part in parts:
             whole[(slice(None), *slices)] = part
         return whole
