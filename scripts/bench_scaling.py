@@ -1,17 +1,20 @@
-"""Scaling of decomposed runs (issue 24): the structured Euler solver's step on 1..N MPI ranks,
-weak (a fixed block a rank) and strong (a fixed grid), 2D and 3D, side by side in one run.
+"""Scaling of decomposed runs (issue 24): the structured Euler solver's step (2D, 3D) and the 3D
+Poisson MG-PCG solve on 1..N MPI ranks, weak (a fixed block a rank) and strong (a fixed grid),
+side by side in one run.
 
 For each rank count the script starts itself under mpiexec; every rank builds its block of the
 grid (one GPU a rank where the machine has enough, else ranks share: on a one-GPU machine the
 figures are the decomposition's overhead alone), replays STEPS steps in graphs of 10 and
 reports the median time a step over REPEATS timings, with the exchange's path, the bytes a rank
-sends a step and the process grid. Reference rows: the whole grid on one rank, and (weak, 2+
-ranks) one rank's block alone, so that the step's time beyond the block's own is the exchange's.
-Efficiency: weak t(1) / t(N); strong t(1) / (N t(N)); ranks sharing one GPU: t(1) / t(N)
-(the GPU does the same work either way).
+sends a step and the process grid. The Poisson rows time a solve of -lap u = b (Dirichlet, a
+random b, fp32, to rtol 1e-6) by CG with the distributed multigrid, with its iterations.
+Reference rows: the whole grid on one rank, and one rank's block alone. Efficiency: weak
+t(block alone) / t(N); strong t(1) / (N t(N)); ranks sharing one device (a GPU, or the host's
+cores): t(the same grid on one rank) / t(N), the device doing the same work either way.
 
-    python scripts/bench_scaling.py [--ranks 1,2] [--size2d 4096] [--size3d 256] [--json out]
-    python scripts/bench_scaling.py --backend host --ranks 1,2 --size2d 64 --size3d 16 --steps 10
+    python scripts/bench_scaling.py [--ranks 1,2] [--size2d 4096] [--size3d 256] [--poisson 128]
+    python scripts/bench_scaling.py --backend host --ranks 1,2 --size2d 64 --size3d 16 \
+        --poisson 16 --steps 10
 """
 
 import argparse
@@ -40,6 +43,36 @@ def grid_of(ndim, n):
     return StructuredGrid(**axes)
 
 
+def poisson_part(args, shape):
+    """Time this rank's part of the distributed MG-PCG solve; rank 0 prints one JSON line."""
+    from mpi4py import MPI
+
+    from solvers.linalg.block_layout import block_layout
+    from solvers.linalg.block_stencil import BlockLaplacian
+    from solvers.linalg.distributed_cg import DistributedConjugateGradient
+    from solvers.linalg.distributed_multigrid import DistributedMultigrid
+
+    comm = MPI.COMM_WORLD
+    layout = block_layout(comm.Get_rank(), comm.Get_size(), shape)
+    op = BlockLaplacian(comm, layout.block, shape, tuple(1 / n for n in shape),
+                        backend=args.backend, precision="fp32")
+    cg = DistributedConjugateGradient(op, DistributedMultigrid(op, layout), rtol=1e-6)
+    b = op.scatter(np.random.default_rng(0).uniform(-1, 1, shape))
+    cg.solve(b)  # compiles
+    times = []
+    for _ in range(args.repeats):
+        comm.Barrier()
+        start = time.perf_counter()
+        _, info = cg.solve(b)
+        times.append(comm.allreduce(time.perf_counter() - start, op=MPI.MAX))
+    if comm.Get_rank() == 0:
+        print(json.dumps({"step_ms": 1e3 * float(np.median(times)), "cells": int(np.prod(shape)),
+                          "iterations": info.iterations, "path": "host-staged (MPI between "
+                          "launches)" if comm.Get_size() > 1 else None, "dims": None,
+                          "bytes_sent_per_step": None,
+                          "device": op.backend.describe()["device"]}), flush=True)
+
+
 def rank_part(args):
     """Time this rank's steps of args.shape; rank 0 prints one JSON line."""
     from solvers.backend.mpi import world
@@ -47,8 +80,10 @@ def rank_part(args):
     from solvers.fv.euler import EulerSolver
     from solvers.mesh.decomposition import Decomposition
 
-    comm = world()
     shape = tuple(int(n) for n in args.shape.split("x"))
+    if args.workload == "poisson":
+        return poisson_part(args, shape)
+    comm = world()
     grid = grid_of(len(shape), shape)
     boundary = {side: "periodic" for side in ("x_lo", "x_hi", "y_lo", "y_hi", "z_lo", "z_hi")
                 [:2 * grid.ndim]}
@@ -104,10 +139,10 @@ def launcher(ranks):
     return [mpiexec, *flags, "-n", str(ranks)]
 
 
-def measure(args, ranks, shape):
+def measure(args, ranks, shape, workload):
     command = [*launcher(ranks), sys.executable, __file__, "--rank-part", "--shape",
-               "x".join(map(str, shape)), "--backend", args.backend, "--steps",
-               str(args.steps), "--repeats", str(args.repeats)]
+               "x".join(map(str, shape)), "--workload", workload, "--backend", args.backend,
+               "--steps", str(args.steps), "--repeats", str(args.repeats)]
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(
         [str(ROOT), os.environ.get("PYTHONPATH", "")]))
     result = subprocess.run(command, capture_output=True, text=True, env=env)
@@ -115,7 +150,7 @@ def measure(args, ranks, shape):
         raise SystemExit(f"bench_scaling: {' '.join(command)} failed:\n{result.stderr}")
     row = json.loads(result.stdout.strip().splitlines()[-1])
     row.update(ranks=ranks, shape=list(shape))
-    print(f"  {ranks} rank(s) {'x'.join(map(str, shape))}: {row['step_ms']:.3f} ms a step",
+    print(f"  {workload} {ranks} rank(s) {'x'.join(map(str, shape))}: {row['step_ms']:.3f} ms",
           flush=True)
     return row
 
@@ -136,18 +171,20 @@ def bench(args):
     ranks = [int(r) for r in args.ranks.split(",")]
     report = {"backend": args.backend, "steps": args.steps, "repeats": args.repeats,
               "versions": benchrun.versions(args.backend == "cuda"), "rows": []}
-    for ndim, base in ((2, args.size2d), (3, args.size3d)):
+    for workload, ndim, base in (("euler", 2, args.size2d), ("euler", 3, args.size3d),
+                                 ("poisson", 3, args.poisson)):
         block = [base] * ndim
-        alone = measure(args, 1, block)
+        alone = measure(args, 1, block, workload)
         for mode in ("weak", "strong"):
             for n in ranks:
                 row = dict(alone if n == 1 else measure(
-                    args, n, weak_shape(base, n, ndim) if mode == "weak" else block),
-                    mode=mode, ndim=ndim)
+                    args, n, weak_shape(base, n, ndim) if mode == "weak" else block, workload),
+                    mode=mode, ndim=ndim, workload=workload)
                 # Ranks sharing a device (one GPU, or the host's cores) do the work of one.
                 shared = n > 1 and (args.backend == "host" or "share" in row["path"])
                 if mode == "weak" and n > 1:
-                    row["whole_on_one_rank_ms"] = measure(args, 1, row["shape"])["step_ms"]
+                    row["whole_on_one_rank_ms"] = measure(args, 1, row["shape"],
+                                                          workload)["step_ms"]
                 reference = row.get("whole_on_one_rank_ms", alone["step_ms"]) if shared \
                     else alone["step_ms"]
                 row["efficiency"] = reference / row["step_ms"] / (
@@ -158,33 +195,36 @@ def bench(args):
 
 
 def table(report):
-    lines = [f"{'dim':>3} {'mode':>6} {'ranks':>5} {'grid':>14} {'ms/step':>9} "
-             f"{'eff':>5} {'MB sent':>8}  path"]
+    lines = [f"{'work':>9} {'mode':>6} {'ranks':>5} {'grid':>14} {'ms':>9} {'eff':>5} "
+             f"{'MB sent':>8}  path (ms: a step; a solve for poisson, its iterations in [])"]
     for r in report["rows"]:
-        lines.append(f"{r['ndim']:>3} {r['mode']:>6} {r['ranks']:>5} "
+        sent = "-" if r["bytes_sent_per_step"] is None else f"{r['bytes_sent_per_step'] / 1e6:.2f}"
+        its = f" [{r['iterations']}]" if "iterations" in r else ""
+        lines.append(f"{r['workload'] + str(r['ndim']) + 'd':>9} {r['mode']:>6} {r['ranks']:>5} "
                      f"{'x'.join(map(str, r['shape'])):>14} {r['step_ms']:>9.3f} "
-                     f"{r['efficiency']:>5.2f} {r['bytes_sent_per_step'] / 1e6:>8.2f}  "
-                     f"{r['path'] or 'one rank'}")
+                     f"{r['efficiency']:>5.2f} {sent:>8}  {r['path'] or 'one rank'}{its}")
     return "\n".join(lines)
 
 
-def main():
+def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--backend", choices=("cuda", "host"), default="cuda")
     p.add_argument("--ranks", default="1,2")
     p.add_argument("--size2d", type=int, default=4096, help="cells a side of a 2D block")
     p.add_argument("--size3d", type=int, default=256, help="cells a side of a 3D block")
+    p.add_argument("--poisson", type=int, default=128, help="cells a side of a Poisson block")
     p.add_argument("--steps", type=int, default=100)
     p.add_argument("--repeats", type=int, default=3)
     p.add_argument("--json", default="bench_scaling.json")
     p.add_argument("--rank-part", action="store_true", help=argparse.SUPPRESS)
     p.add_argument("--shape", help=argparse.SUPPRESS)
-    args = p.parse_args()
+    p.add_argument("--workload", choices=("euler", "poisson"), help=argparse.SUPPRESS)
+    args = p.parse_args(argv)
     if args.rank_part:
         rank_part(args)
         return 0
     return benchrun.main("bench_scaling", args, "--backend host --ranks 1,2 --size2d 64 "
-                         "--size3d 16 --steps 10", bench, table)
+                         "--size3d 16 --poisson 16 --steps 10", bench, table)
 
 
 if __name__ == "__main__":
