@@ -15,13 +15,16 @@ from solvers.run.simulation import Simulation
 
 MPI = pytest.importorskip("mpi4py.MPI")
 
-# 1D all periodic; 3D periodic in x and z with walls and an open side in y (no halos there).
+# 1D periodic, long enough for march blocks that read no halo; 3D periodic in z (the halos)
+# with open sides in x and walls in y. Both have blocks away from the halos, which update
+# while the halos travel (host-staged).
 GRIDS = {
-    1: (StructuredGrid(nx=64, x=(0.0, 1.0)), {"x_lo": "periodic", "x_hi": "periodic"}),
+    1: (StructuredGrid(nx=400, x=(0.0, 1.0)), {"x_lo": "periodic", "x_hi": "periodic"}),
     3: (StructuredGrid(nx=12, x=(0.0, 1.0), ny=10, y=(0.0, 1.0), nz=9, z=(0.0, 1.0)),
-        {"x_lo": "periodic", "x_hi": "periodic", "y_lo": "reflective",
-         "y_hi": "transmissive", "z_lo": "periodic", "z_hi": "periodic"}),
+        {"x_lo": "transmissive", "x_hi": "transmissive", "y_lo": "reflective",
+         "y_hi": "reflective", "z_lo": "periodic", "z_hi": "periodic"}),
 }
+HALO_SIDES = {1: slice(0, 2), 3: slice(4, 6)}
 
 
 def _run(ndim, backend, decomposition=None, graph=True):
@@ -43,7 +46,7 @@ def _check_wrapped(ndim, backend, exchange, graph=True):
     _, expected = _run(ndim, backend)
     solver, got = _run(ndim, backend, Decomposition(MPI.COMM_SELF, exchange=exchange,
                                                     wrap_self=True), graph)
-    assert solver.parallel.kinds[:2] == [4, 4]  # the x sides read halos
+    assert solver.parallel.kinds[HALO_SIDES[ndim]] == [4, 4]  # these sides read halos
     assert np.array_equal(got, expected)
     return solver
 
@@ -52,8 +55,10 @@ def _check_wrapped(ndim, backend, exchange, graph=True):
 def test_exchange_with_itself_equals_periodic_run(ndim):
     solver = _check_wrapped(ndim, "host", "auto")
     assert solver.parallel.path.startswith("host-staged")
-    # One wait on the host a stage: the rates travel with the first stage's halos.
-    assert sum(isinstance(p, HostWork) for p in solver.step_segments()) == 3
+    # One swap on the host a stage (the rates travel with the first stage's halos); the later
+    # stages also mark when their halos reached the host, then update the cells away from
+    # the halos during the swap.
+    assert sum(isinstance(p, HostWork) for p in solver.step_segments()) == 5
 
 
 def test_eager_exchange_equals_graph():
@@ -68,3 +73,40 @@ def test_exchange_with_itself_on_the_gpu(exchange):
     solver = _check_wrapped(3, "cuda", exchange)
     assert (solver.step_segments() is None) == (exchange == "nccl")
     _check_wrapped(1, "cuda", exchange)
+
+
+@pytest.mark.parametrize("ndim, launch, halo_sides", [
+    (2, (5, 7, 1), (2, 3)), (2, (5, 7, 1), (0, 1, 2, 3)), (3, (3, 4, 9), (4, 5)),
+    (3, (3, 4, 9), (0, 3, 4)), (3, (1, 1, 3), (4, 5)), (1, (4, 1, 1), (0, 1))])
+def test_regions_cover_the_launch_once_and_the_interior_reads_no_halo(ndim, launch, halo_sides):
+    """The blocks of a stage's launch split into the interior (run while the halos travel)
+    and boundary slabs: every block in exactly one box, no interior block reading beyond a
+    side with a halo."""
+    from solvers.fv.euler import march_reach
+
+    shape = {1: (200,), 2: (200, 50), 3: (200, 40, 9)}[ndim]
+    grid = StructuredGrid(**{k: v for k, v in zip(("nx", "ny", "nz"), shape)},
+                          **{a: (0.0, 1.0) for a in ("x", "y", "z")[:ndim]})
+    kinds = [1] * (2 * ndim)
+    solver = EulerSolver(grid, {s: "transmissive" for s in
+                                ("x_lo", "x_hi", "y_lo", "y_hi", "z_lo", "z_hi")[:2 * ndim]},
+                         backend="host", decomposition=Decomposition(MPI.COMM_SELF))
+    block = solver.parallel
+    block.kinds = [4 if s in halo_sides else k for s, k in enumerate(kinds)]
+    rows = 8
+    reach = lambda axis, b: march_reach(axis, b, rows)  # noqa: E731
+    interior, boundary = block.regions(launch, reach)
+    seen = np.zeros(launch, int)
+    n = (block.local.nx, block.local.ny, block.local.nz)
+    for inside, (first, count) in [(True, box) for box in interior] + [
+            (False, box) for box in boundary]:
+        part = tuple(slice(f, f + c) for f, c in zip(first, count))
+        seen[part] += 1
+        if inside:
+            for axis in range(3):
+                for b in range(first[axis], first[axis] + count[axis]):
+                    lo, hi = reach(axis, b)
+                    assert not (2 * axis in halo_sides and lo < 0), (axis, b)
+                    assert not (2 * axis + 1 in halo_sides and hi >= n[axis]), (axis, b)
+    assert (seen == 1).all()
+    assert interior or min(launch) < 3  # small launches may have no interior

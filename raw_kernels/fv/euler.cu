@@ -139,9 +139,10 @@ BLOCK_KERNEL LAUNCH_BOUNDS(MARCH_W, STAGE_BLOCKS_PER_SM)
 void euler_stage(real* state_a, real* state_b, real* scratch, const int* __restrict__ parity,
                  int u_role, int out_role, const real* __restrict__ dt_dev,
                  const real* __restrict__ inflow, const real* __restrict__ halos,
-                 real* __restrict__ rates, int nx, int ny, int nz, int rows, int bc_xlo, int bc_xhi, int bc_ylo, int bc_yhi, int bc_zlo,
-                 int bc_zhi, real inv_dx, real inv_dy, real inv_dz, real gamma, real inv_gm1,
-                 real w, int write_rates)
+                 real* __restrict__ rates, int nx, int ny, int nz, int rows, int bc_xlo,
+                 int bc_xhi, int bc_ylo, int bc_yhi, int bc_zlo, int bc_zhi, real inv_dx,
+                 real inv_dy, real inv_dz, real gamma, real inv_gm1, real w, int write_rates,
+                 int block_x0, int block_y0, int block_z0, int blocks_x, int blocks_y)
 {
     // Thread t's entry of row_prim and row_hi is t + 1: thread t reads its neighbours' at t and
     // t + 2, and the edge threads (whose x states are not used) read a pad, not a clamped
@@ -171,15 +172,18 @@ void euler_stage(real* state_a, real* state_b, real* scratch, const int* __restr
     real* out = buffers.out;
     const real dt_dx = dt * inv_dx, dt_dy = dt * inv_dy;
     const bool blend = w != R(1);  // the stage reads u0
-    const int i0 = (int)blockIdx.x * MARCH_CELLS - 2;  // the column of thread 0
-    const int j0 = (int)blockIdx.y * rows;                // rows j0 .. j1 - 1 are updated
+    // This launch's blocks from (block_x0, block_y0, block_z0) of the stage's whole launch of
+    // blocks_x x blocks_y x nz blocks: a decomposed grid's block updates its cells away from
+    // its halos while the halos travel, the rest after (solvers/fv/euler_halo.py).
+    const int i0 = ((int)blockIdx.x + block_x0) * MARCH_CELLS - 2;  // the column of thread 0
+    const int j0 = ((int)blockIdx.y + block_y0) * rows;  // rows j0 .. j1 - 1 are updated
     const int j1 = j0 + rows < ny ? j0 + rows : ny;
     const bool inside_x = i0 >= 0 && i0 + MARCH_W <= nx;
     // Rows below stored_rows are read straight from u; any other through lab_prim (one
     // compare a row instead of two).
     const int stored_rows = inside_x ? ny : 0;
 #if DIM == 3
-    const int k = blockIdx.z, plane = k * nx * ny;  // the strip's z plane, its first cell
+    const int k = (int)blockIdx.z + block_z0, plane = k * nx * ny;  // the strip's z plane
     const int ncell = nx * ny * nz;
     const real dt_dz = dt * inv_dz;
     const Grid g = with_halos(
@@ -188,6 +192,7 @@ void euler_stage(real* state_a, real* state_b, real* scratch, const int* __restr
 #else
     const int k = 0, plane = 0, ncell = nx * ny;
     (void)nz;
+    (void)block_z0;
     (void)bc_zlo;
     (void)bc_zhi;
     (void)inv_dz;
@@ -304,8 +309,8 @@ void euler_stage(real* state_a, real* state_b, real* scratch, const int* __restr
         block_max(block_rates);
         PHASE {
             if (threadIdx.x == 0)
-                rates[(blockIdx.z * gridDim.y + blockIdx.y) * gridDim.x + blockIdx.x] =
-                    block_rates[0];
+                rates[(((int)blockIdx.z + block_z0) * blocks_y + (int)blockIdx.y + block_y0) *
+                      blocks_x + (int)blockIdx.x + block_x0] = block_rates[0];
         }
     }
 }

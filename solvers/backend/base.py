@@ -228,6 +228,12 @@ class Backend:
     def _bind_copy(self, dst, src):
         raise NotImplementedError
 
+    def marker(self):
+        """A point in the order of the launches: record() (between graph replays, from the host)
+        marks the work launched so far, wait() blocks the host until that work is done (not
+        what was launched after it)."""
+        raise NotImplementedError
+
     def bind_call(self, function):
         """A launch that calls function(stream) in order with the kernels: on cuda with the
         backend's stream (capturable where function only puts work on that stream, as NCCL

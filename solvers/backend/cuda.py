@@ -58,6 +58,20 @@ class CudaCall:
         self.function(self.backend.stream.ptr)
 
 
+class CudaMarker:
+    """An event on the backend's stream: record() marks the work launched so far."""
+
+    def __init__(self, event, stream):
+        self.event = event
+        self.stream = stream
+
+    def record(self):
+        self.event.record(self.stream)
+
+    def wait(self):
+        self.event.synchronize()
+
+
 class CudaGraph:
     def __init__(self, graph, stream):
         self.graph = graph
@@ -125,6 +139,10 @@ class CudaBackend(Backend):
 
     def bind_call(self, function):
         return CudaCall(self, function)
+
+    def marker(self):
+        event = self.cupy.cuda.Event(disable_timing=True)
+        return CudaMarker(event, self.stream)
 
     def _compile(self, name, source, signatures, flags):
         try:

@@ -174,6 +174,16 @@ class HostCall:
             self.run()
 
 
+class HostMarker:
+    """The host's launches run when called: their work is done when record() comes."""
+
+    def record(self):
+        pass
+
+    def wait(self):
+        pass
+
+
 class HostGraph:
     """The launches of a captured step, replayed in order."""
 
@@ -239,6 +249,9 @@ class HostBackend(Backend):
 
     def bind_call(self, function):
         return HostCall(self, function)
+
+    def marker(self):
+        return HostMarker()
 
     def _compile(self, name, source, signatures, flags):
         text = source + "\n" + launcher_source(signatures)

@@ -78,6 +78,13 @@ TILE_MAX_CELLS = 768 * 768
 HANCOCK_TILE_SHAPE = (32, 12)
 
 
+def march_reach(axis, b, rows):
+    """The first and last cell along `axis` that march block b (its index along the axis)
+    reads: its strip and two cells beyond each end."""
+    cells = (MARCH_CELLS, rows, 1)[axis]
+    return b * cells - 2, (b + 1) * cells + 1
+
+
 def uses_tile(grid, backend_name="cuda"):
     """Whether the stage kernels of this grid are the tile (else the march)."""
     return backend_name == "cuda" and grid.ndim == 2 and grid.nx * grid.ny <= TILE_MAX_CELLS
@@ -259,13 +266,20 @@ class EulerSolver(TimeDependentSolver):
                 inputs = (self.inflow,)
             else:
                 stage, inputs = kernels.euler_stage, (self.inflow, self.halos)
-            self._launches = [self.clock.finish_dt] + [
-                stage.bind(launch, block, *self.buffers, self.clock.parity, src, dst,
-                           self.clock.dt, *inputs, self.clock.rates, *sizes, *sides,
-                           *spacings, *gas, w, int(k == len(self.stages) - 1))
-                for k, (w, src, dst) in enumerate(self.stages)]
+            last = len(self.stages) - 1
+
+            # Stage k over the launch's blocks from `first`, `count` of them along each axis
+            # (the march's take their offset in the whole launch).
+            def bind_stage(k, first=(0, 0, 0), count=launch):
+                w, src, dst = self.stages[k]
+                march = () if tile else (*first, launch[0], launch[1])
+                return stage.bind(count, block, *self.buffers, self.clock.parity, src, dst,
+                                  self.clock.dt, *inputs, self.clock.rates, *sizes, *sides,
+                                  *spacings, *gas, w, int(k == last), *march)
+            self._launches = [self.clock.finish_dt] + [bind_stage(k) for k in range(last + 1)]
         self._parts = self._launches if self.parallel is None else self.parallel.step_parts(
-            self.clock, self.buffers, self.stages, self._launches[0], self._launches[1:])
+            self.clock, self.buffers, self.stages, self._launches[0], bind_stage, launch,
+            lambda axis, b: march_reach(axis, b, rows[0]))
         # The rate kernel (the first dt of a state set from the host) reads buffer 0, where
         # set_conserved puts a state.
         self._rate = kernels.euler_max_rate.bind(

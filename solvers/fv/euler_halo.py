@@ -41,6 +41,11 @@ def compiled_kernels():
         yield SOURCE, {"DIM": ndim}
 
 
+def _first_and_count(box):
+    """((lo, hi) along each axis) -> (first, count) along each axis."""
+    return tuple(lo for lo, _ in box), tuple(hi - lo for lo, hi in box)
+
+
 class EulerBlock:
     """One rank's block of `grid` under `decomposition`, for a solver of nvar conserved
     variables on `backend`; kinds: the grid's side kinds (parse_boundary)."""
@@ -106,25 +111,59 @@ class EulerBlock:
         return "NCCL in the step graph" if self.nccl else f"host-staged ({self.nccl_unusable})"
 
     # -- a step's parts ------------------------------------------------------------------------
-    def step_parts(self, clock, buffers, stages, finish_dt, stage_launches):
+    def step_parts(self, clock, buffers, stages, finish_dt, bind_stage, launch, reach):
         """A Runge-Kutta step on this block: the global dt before finish_dt and the halos of
         each stage's input before the stage. stages: (weight, input role, output role) of each
-        stage; buffers: (state_a, state_b, scratch)."""
+        stage; buffers: (state_a, state_b, scratch); bind_stage(k, first block, block counts):
+        a launch of stage k over part of its whole launch `launch` (blocks along x, y, z);
+        reach(axis, b): the first and last cell along the axis that block b reads."""
         # The first stage reads U^n, which before finish_dt flips the parity is the buffer the
         # parity names as new: it is packed and swapped with the rates, before dt is known.
         parts = self._swap(self._pack_launch(buffers, clock.parity, ROLE_NEW), clock)
-        parts += [finish_dt, stage_launches[0]]
-        for (_, src, _), stage in zip(stages[1:], stage_launches[1:]):
-            parts += self._swap(self._pack_launch(buffers, clock.parity, src)) + [stage]
+        parts += [finish_dt, bind_stage(0)]
+        # The later stages: the blocks that read no halo run while the halos travel (staged
+        # through the host), the others after.
+        interior, boundary = self.regions(launch, reach)
+        for k, (_, src, _) in enumerate(stages[1:], start=1):
+            pack = self._pack_launch(buffers, clock.parity, src)
+            if self.nccl is not None:
+                parts += self._swap(pack) + [bind_stage(k)]
+                continue
+            inside = [bind_stage(k, *box) for box in interior]
+            parts += self._swap(pack, during=inside) + [bind_stage(k, *box) for box in boundary]
         return parts
+
+    def regions(self, launch, reach):
+        """The blocks of a stage's launch as boxes (first block, block counts): those that read
+        no halo (at most one box) and the others (slabs along the axes in turn)."""
+        n = (self.local.nx, self.local.ny, self.local.nz)
+        inner = []
+        for axis, count in enumerate(launch):
+            lo, hi = (self.kinds[2 * axis:2 * axis + 2] if axis < self.grid.ndim
+                      else (None, None))
+            clear = [b for b in range(count) if not (
+                (lo == BC_HALO and reach(axis, b)[0] < 0)
+                or (hi == BC_HALO and reach(axis, b)[1] >= n[axis]))]
+            inner.append((clear[0], clear[-1] + 1) if clear else (0, 0))
+        boundary, rest = [], [(0, count) for count in launch]
+        for axis, (a, e) in enumerate(inner):
+            for lo, hi in ((0, a), (e, launch[axis])) if a < e else ((0, launch[axis]),):
+                if hi > lo:
+                    box = rest[:axis] + [(lo, hi)] + rest[axis + 1:]
+                    boundary.append(_first_and_count(box))
+            if a >= e:
+                return [], boundary
+            rest[axis] = (a, e)
+        return [_first_and_count(rest)], boundary
 
     def _pack_launch(self, buffers, parity, role):
         return self._pack.bind(self._pack_grid, PACK_THREADS, *buffers, parity, role, self.send,
                                self.sides, self.local.nx, self.local.ny, self.local.nz)
 
-    def _swap(self, pack, clock=None):
+    def _swap(self, pack, clock=None, during=()):
         """The parts that fill the halos from the neighbours' packs (pack: the launch packing
-        this block's), and with the clock make rates[0] the largest rate of all blocks."""
+        this block's), and with the clock make rates[0] the largest rate of all blocks;
+        `during`: launches that read no halo, run while the host swaps (host-staged)."""
         rate = None if clock is None else clock.rates[0:1]
         fold = [] if clock is None else [clock.fold_rates]
         if self.nccl is not None:
@@ -138,7 +177,11 @@ class EulerBlock:
         if clock is not None:
             out += [*fold, b.bind_copy(self.rate_host, rate)]
             back += [b.bind_copy(rate, self.rate_host)]
-        return [*out, HostWork(lambda: self._mpi_swap(clock is not None)), *back]
+        if not during:  # the swap waits for everything launched
+            return [*out, HostWork(lambda: self._mpi_swap(clock is not None)), *back]
+        sent = b.marker()
+        return [*out, HostWork(sent.record), *during,
+                HostWork(lambda: self._mpi_swap(clock is not None, sent)), *back]
 
     def _transfers(self, send, halos):
         """(kind, buffer, side, peer) of the sends and receives of an exchange in issue order:
@@ -153,10 +196,14 @@ class EulerBlock:
                 if peer is not None:
                     yield kind, buffer, side, peer
 
-    def _mpi_swap(self, with_rate):
-        """The host-staged swap, between graph segments: the packs through MPI (each side's
+    def _mpi_swap(self, with_rate, sent=None):
+        """The host-staged swap, between graph segments, once the packs are in host memory
+        (the marker `sent`, else all work launched): the packs through MPI (each side's
         message tagged by the side it leaves), and the largest rate of all blocks."""
-        self.backend.synchronize()
+        if sent is None:
+            self.backend.synchronize()
+        else:
+            sent.wait()
         requests = []
         for kind, buffer, side, peer in self._transfers(self.send_host, self.halos_host):
             view = buffer[self.offsets[side]:self.offsets[side + 1]]
