@@ -20,7 +20,6 @@ cores): t(the same grid on one rank) / t(N), the device doing the same work eith
 import argparse
 import json
 import os
-import shutil
 import subprocess
 import sys
 import time
@@ -28,6 +27,8 @@ from pathlib import Path
 
 import benchrun
 import numpy as np
+
+from solvers.backend.mpi import mpiexec
 
 ROOT = Path(__file__).resolve().parents[1]
 STEPS_PER_GRAPH = 10
@@ -129,14 +130,10 @@ def max_op():
 def launcher(ranks):
     if ranks == 1:
         return []
-    mpiexec = shutil.which("mpiexec") or shutil.which("mpiexec", path=str(
-        Path(sys.executable).parent))
-    if mpiexec is None:
+    command = mpiexec(ranks)
+    if command is None:
         raise SystemExit("bench_scaling: no mpiexec (pip install 'solvers[mpi]')")
-    version = subprocess.run([mpiexec, "--version"], capture_output=True, text=True).stdout
-    flags = ["--oversubscribe"] + (["--allow-run-as-root"] if os.geteuid() == 0 else []) \
-        if "Open MPI" in version or "OpenRTE" in version else []
-    return [mpiexec, *flags, "-n", str(ranks)]
+    return command
 
 
 def measure(args, ranks, shape, workload):

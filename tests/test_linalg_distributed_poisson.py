@@ -19,7 +19,6 @@ coefficients, and gathers at the finest level and at an intermediate one.
 import functools
 import json
 import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -30,6 +29,7 @@ import scipy.sparse.linalg as spla
 
 pytest.importorskip("mpi4py")
 
+from solvers.backend.mpi import mpiexec  # noqa: E402
 from solvers.linalg.block_layout import block_layout  # noqa: E402
 from solvers.linalg.krylov import ConjugateGradient  # noqa: E402
 from solvers.linalg.multigrid import GeometricMultigrid  # noqa: E402
@@ -39,8 +39,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
 from mpi_poisson_driver import coefficient, vectors  # noqa: E402
 
-MPIEXEC = (shutil.which("mpiexec") or shutil.which("mpiexec", path=str(Path(sys.executable).parent))
-           or shutil.which("mpirun"))
+MPIEXEC = mpiexec(2)
 pytestmark = pytest.mark.skipif(MPIEXEC is None, reason="no mpiexec")
 
 MIXED_2D = {"x_hi": "neumann", "y_lo": "neumann"}
@@ -68,7 +67,7 @@ def run(request, tmp_path_factory):
     problems, out = folder / "problems.json", folder / "results.npz"
     problems.write_text(json.dumps(PROBLEMS))
     result = subprocess.run(
-        [MPIEXEC, "-n", str(ranks), sys.executable, str(ROOT / "tests" / "mpi_poisson_driver.py"),
+        [*mpiexec(ranks), sys.executable, str(ROOT / "tests" / "mpi_poisson_driver.py"),
          str(problems), str(out)], capture_output=True, text=True, timeout=240, cwd=ROOT,
         env=dict(os.environ, PYTHONPATH=str(ROOT), OMP_NUM_THREADS="1"))
     assert result.returncode == 0, result.stderr

@@ -3,7 +3,6 @@ among N ranks; the written fields equal the single-rank run's bit for bit (2 ran
 uneven split), and a failure on one rank ends all ranks with one message."""
 
 import os
-import shutil
 import subprocess
 import sys
 import time
@@ -12,13 +11,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from solvers.backend.mpi import mpiexec
+
 h5py = pytest.importorskip("h5py")
 pytest.importorskip("mpi4py")
 
 ROOT = Path(__file__).resolve().parents[1]
-# mpiexec on the PATH, or next to this Python (the mpich wheel's, in a venv not activated).
-MPIEXEC = (shutil.which("mpiexec") or shutil.which("mpiexec", path=str(Path(sys.executable).parent))
-           or shutil.which("mpirun"))
+MPIEXEC = mpiexec(2)
 pytestmark = pytest.mark.skipif(MPIEXEC is None, reason="no mpiexec")
 
 # Small, short cases: 2D (transmissive sides), 1D (Sod), 3D (periodic and walls).
@@ -32,22 +31,13 @@ def _env():
     return dict(os.environ, PYTHONPATH=str(ROOT), OMP_NUM_THREADS="1")
 
 
-def _launcher_flags():
-    """Open MPI's mpiexec refuses root (the GPU machine runs as root) and more ranks than
-    cores unless told."""
-    version = subprocess.run([MPIEXEC, "--version"], capture_output=True, text=True).stdout
-    if "Open MPI" not in version and "OpenRTE" not in version:
-        return []
-    return ["--oversubscribe"] + (["--allow-run-as-root"] if os.geteuid() == 0 else [])
-
-
 def _run(case, sets, out, ranks=None, extra=("--quiet",), timeout=240, backend="host"):
     path = case if isinstance(case, Path) else ROOT / "cases" / f"{case}.toml"
     command = [sys.executable, "-m", "solvers", "run", str(path),
                "--backend", backend, "--out", str(out), "--set",
                "output.plot=false", *(a for s in sets for a in ("--set", s)), *extra]
     if ranks:
-        command = [MPIEXEC, *_launcher_flags(), "-n", str(ranks), *command]
+        command = [*mpiexec(ranks), *command]
     return subprocess.run(command, capture_output=True, text=True, timeout=timeout,
                           env=_env(), cwd=ROOT)
 

@@ -90,3 +90,22 @@ def proc_null():
     from mpi4py import MPI
 
     return MPI.PROC_NULL
+
+
+def mpiexec(ranks):
+    """The command line that starts `ranks` processes of what follows it: mpiexec on the PATH or
+    beside this Python (the mpich wheel's, in a virtual environment not activated), with Open
+    MPI's flags for more ranks than cores and, as root, for root; None where there is none."""
+    import shutil
+    import subprocess
+    from pathlib import Path
+
+    found = (shutil.which("mpiexec") or shutil.which("mpiexec", path=str(
+        Path(sys.executable).parent)) or shutil.which("mpirun"))
+    if found is None:
+        return None
+    version = subprocess.run([found, "--version"], capture_output=True, text=True).stdout
+    flags = []
+    if "Open MPI" in version or "OpenRTE" in version:
+        flags = ["--oversubscribe"] + (["--allow-run-as-root"] if os.geteuid() == 0 else [])
+    return [found, *flags, "-n", str(ranks)]
