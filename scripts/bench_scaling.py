@@ -44,6 +44,17 @@ def grid_of(ndim, n):
     return StructuredGrid(**axes)
 
 
+def shares_device(comm, backend):
+    """Whether some ranks of comm (None: one rank) run on one device (a GPU, or the host)."""
+    if comm is None:
+        return False
+    import socket
+
+    device = backend.cupy.cuda.Device().pci_bus_id if backend.name == "cuda" else "host"
+    devices = comm.allgather((socket.gethostname(), device))
+    return len(set(devices)) < len(devices)
+
+
 def poisson_part(args, shape):
     """Time this rank's part of the distributed MG-PCG solve; rank 0 prints one JSON line."""
     from mpi4py import MPI
@@ -66,10 +77,12 @@ def poisson_part(args, shape):
         start = time.perf_counter()
         _, info = cg.solve(b)
         times.append(comm.allreduce(time.perf_counter() - start, op=MPI.MAX))
+    shared = shares_device(comm if comm.Get_size() > 1 else None, op.backend)
     if comm.Get_rank() == 0:
         print(json.dumps({"step_ms": 1e3 * float(np.median(times)), "cells": int(np.prod(shape)),
                           "iterations": info.iterations, "path": "host-staged (MPI between "
                           "launches)" if comm.Get_size() > 1 else None, "dims": None,
+                          "shared": shared,
                           "bytes_sent_per_step": None,
                           "device": op.backend.describe()["device"]}), flush=True)
 
@@ -109,13 +122,14 @@ def rank_part(args):
         elapsed = time.perf_counter() - start
         times.append(elapsed if comm is None else comm.allreduce(elapsed, op=max_op()))
     block = solver.parallel
+    shared = shares_device(comm, solver.backend)
     sent = 0 if block is None else sum(
         block.offsets[s + 1] - block.offsets[s] for s, peer in enumerate(block.block.neighbours)
         if peer is not None) * solver.dtype.itemsize * len(solver.stages)
     if comm is None or comm.Get_rank() == 0:
         print(json.dumps({"step_ms": 1e3 * float(np.median(times)) / args.steps,
                           "cells": grid.ncells, "path": None if block is None else block.path,
-                          "dims": None if block is None else block.dims,
+                          "dims": None if block is None else block.dims, "shared": shared,
                           "bytes_sent_per_step": int(sent),
                           "device": solver.backend.describe()["device"]}), flush=True)
 
@@ -144,7 +158,7 @@ def measure(args, ranks, shape, workload):
         [str(ROOT), os.environ.get("PYTHONPATH", "")]))
     result = subprocess.run(command, capture_output=True, text=True, env=env)
     if result.returncode != 0:
-        raise SystemExit(f"bench_scaling: {' '.join(command)} failed:\n{result.stderr}")
+        raise RuntimeError(f"{' '.join(command)} failed: {result.stderr.strip()[-2000:]}")
     row = json.loads(result.stdout.strip().splitlines()[-1])
     row.update(ranks=ranks, shape=list(shape))
     print(f"  {workload} {ranks} rank(s) {'x'.join(map(str, shape))}: {row['step_ms']:.3f} ms",
@@ -167,28 +181,38 @@ def bench(args):
     start = time.perf_counter()
     ranks = [int(r) for r in args.ranks.split(",")]
     report = {"backend": args.backend, "steps": args.steps, "repeats": args.repeats,
-              "versions": benchrun.versions(args.backend == "cuda"), "rows": []}
-    for workload, ndim, base in (("euler", 2, args.size2d), ("euler", 3, args.size3d),
-                                 ("poisson", 3, args.poisson)):
-        block = [base] * ndim
-        alone = measure(args, 1, block, workload)
-        for mode in ("weak", "strong"):
-            for n in ranks:
-                row = dict(alone if n == 1 else measure(
-                    args, n, weak_shape(base, n, ndim) if mode == "weak" else block, workload),
-                    mode=mode, ndim=ndim, workload=workload)
-                # Ranks sharing a device (one GPU, or the host's cores) do the work of one.
-                shared = n > 1 and (args.backend == "host" or "share" in row["path"])
-                if mode == "weak" and n > 1:
-                    row["whole_on_one_rank_ms"] = measure(args, 1, row["shape"],
-                                                          workload)["step_ms"]
-                reference = row.get("whole_on_one_rank_ms", alone["step_ms"]) if shared \
-                    else alone["step_ms"]
-                row["efficiency"] = reference / row["step_ms"] / (
-                    n if mode == "strong" and not shared else 1)
-                report["rows"].append(row)
+              "versions": benchrun.versions(args.backend == "cuda"), "rows": [], "errors": []}
+    sizes = {"euler2d": (2, args.size2d), "euler3d": (3, args.size3d),
+             "poisson3d": (3, args.poisson)}
+    for name in args.workloads.split(","):
+        ndim, base = sizes[name]
+        try:
+            report["rows"] += scaling_rows(args, name[:-2], ndim, base, ranks)
+        except RuntimeError as error:  # one workload failing leaves the others' rows
+            print(f"  {name}: {error}", flush=True)
+            report["errors"].append({"workload": name, "error": str(error)})
     report["wall_seconds"] = time.perf_counter() - start
     return report
+
+
+def scaling_rows(args, workload, ndim, base, ranks):
+    """The weak and strong rows of one workload on each rank count."""
+    rows, block = [], [base] * ndim
+    alone = measure(args, 1, block, workload)
+    for mode in ("weak", "strong"):
+        for n in ranks:
+            row = dict(alone if n == 1 else measure(
+                args, n, weak_shape(base, n, ndim) if mode == "weak" else block, workload),
+                mode=mode, ndim=ndim, workload=workload)
+            # Ranks sharing a device (one GPU, or the host's cores) do the work of one.
+            if mode == "weak" and n > 1:
+                row["whole_on_one_rank_ms"] = measure(args, 1, row["shape"], workload)["step_ms"]
+            reference = row.get("whole_on_one_rank_ms", alone["step_ms"]) if row["shared"] \
+                else alone["step_ms"]
+            row["efficiency"] = reference / row["step_ms"] / (
+                n if mode == "strong" and not row["shared"] else 1)
+            rows.append(row)
+    return rows
 
 
 def table(report):
@@ -210,6 +234,7 @@ def main(argv=None):
     p.add_argument("--size2d", type=int, default=4096, help="cells a side of a 2D block")
     p.add_argument("--size3d", type=int, default=256, help="cells a side of a 3D block")
     p.add_argument("--poisson", type=int, default=128, help="cells a side of a Poisson block")
+    p.add_argument("--workloads", default="euler2d,euler3d,poisson3d")
     p.add_argument("--steps", type=int, default=100)
     p.add_argument("--repeats", type=int, default=3)
     p.add_argument("--json", default="bench_scaling.json")

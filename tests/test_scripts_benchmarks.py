@@ -38,6 +38,8 @@ def test_benchmark_smoke_test_runs(script, tmp_path, capsys):
     report = json.loads(out.read_text())
     assert report["wall_seconds"] > 0
     assert f"full results: {out}" in capsys.readouterr().out
+    if script == "bench_scaling":  # every workload on 1 and 2 ranks, weak and strong
+        assert not report["errors"] and len(report["rows"]) == 3 * 2 * 2
     if script == "bench_euler":  # its out-of-package kernel, scripts/kernels/euler_floor.cu, ran
         assert report["copy_floor"]["s_per_step"]["graph"] > 0
         # and the time-to-solution part: each integrator to the end time (JAX where installed)
