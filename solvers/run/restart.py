@@ -44,8 +44,9 @@ def write(run, path):
 
 def abort_state(run):
     """The checkpoint kept in a partial file when a run ends early: None for a steady run, a
-    solver without checkpoints, or a state that is not finite (nothing to continue from)."""
-    if run.steady or not supports_checkpoints(run.solver):
+    solver without checkpoints, a decomposed run (its arrays are one rank's block), or a state
+    that is not finite (nothing to continue from)."""
+    if run.steady or not supports_checkpoints(run.solver) or run.comm is not None:
         return None
     try:
         state = payload(run)
