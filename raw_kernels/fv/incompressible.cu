@@ -260,14 +260,17 @@ KERNEL void ins_divergence(const real* __restrict__ us, const real* __restrict__
 }
 
 
-// u = u* - grad x, p = x / dt (implicit: p += x / dt), one thread per (i, j) as ins_predict. Per block: the largest
+// u = u* - grad x, p = x / dt (implicit: p += x / dt), one thread per (i, j) as ins_predict.
+// Cell (i, j) of x is x[x0 + i + xs j]: the pressure solve's vector (xs = nx, x0 = 0), or on a
+// decomposed grid's block a copy padded by one halo cell (xs = nx + 2, x0 = nx + 3), which
+// the gradients at halo sides read. Per block: the largest
 // stability rate max(|u|/dx + |v|/dy, rate_floor) + diffusion_rate into rates[block] (the
 // clock's dt comes from them), and into partials[k * blocks + block] the maxima of k = 0
 // |u_new - u_ref|, 1 |u_new|, 2 |div u_new| over the block's faces and cells. With refresh[0]
 // set (by ins_finish), the new velocity becomes the reference (u_ref, v_ref).
 BLOCK_KERNEL void ins_correct(real* __restrict__ u, real* __restrict__ v,
                               const real* __restrict__ us, const real* __restrict__ vs,
-                              const real* __restrict__ x, real* __restrict__ p,
+                              const real* __restrict__ x, int xs, int x0, real* __restrict__ p,
                               const real* __restrict__ dt_now, int nx, int ny, real inv_dx,
                               real inv_dy, int kx_lo, int kx_hi, int ky_lo, int ky_hi,
                               real diffusion_rate, real rate_floor, real* __restrict__ rates,
@@ -287,7 +290,7 @@ BLOCK_KERNEL void ins_correct(real* __restrict__ u, real* __restrict__ v,
         if (i <= nx && j < ny) {
             const int c = iu(f, i, j);
             real grad = R(0);
-            const bool has = face_gradient(x, i, nx, 1, nx * j, kx_lo, kx_hi, inv_dx, &grad);
+            const bool has = face_gradient(x, i, nx, 1, x0 + xs * j, kx_lo, kx_hi, inv_dx, &grad);
             const real value = !moving ? u[c] : has ? us[c] - grad : us[c];
             change = fabs(value - u_ref[c]);
             if (refresh[0]) u_ref[c] = value;
@@ -297,7 +300,7 @@ BLOCK_KERNEL void ins_correct(real* __restrict__ u, real* __restrict__ v,
         if (i < nx && j <= ny) {
             const int c = iv(f, i, j);
             real grad = R(0);
-            const bool has = face_gradient(x, j, ny, nx, i, ky_lo, ky_hi, inv_dy, &grad);
+            const bool has = face_gradient(x, j, ny, xs, x0 + i, ky_lo, ky_hi, inv_dy, &grad);
             const real value = !moving ? v[c] : has ? vs[c] - grad : vs[c];
             change = fmax(change, fabs(value - v_ref[c]));
             if (refresh[0]) v_ref[c] = value;
@@ -306,15 +309,15 @@ BLOCK_KERNEL void ins_correct(real* __restrict__ u, real* __restrict__ v,
         }
         if (i < nx && j < ny && moving) {
 #if IMPLICIT
-            p[i + nx * j] += x[i + nx * j] / dt_now[0];
+            p[i + nx * j] += x[x0 + i + xs * j] / dt_now[0];
 #else
-            p[i + nx * j] = x[i + nx * j] / dt_now[0];
+            p[i + nx * j] = x[x0 + i + xs * j] / dt_now[0];
 #endif
             // The new divergence from this thread's corrected faces and the corrections of
             // the cell's east and north faces, recomputed here (the same bits as their owners).
             real ge = R(0), gn = R(0);
-            const bool he = face_gradient(x, i + 1, nx, 1, nx * j, kx_lo, kx_hi, inv_dx, &ge);
-            const bool hn = face_gradient(x, j + 1, ny, nx, i, ky_lo, ky_hi, inv_dy, &gn);
+            const bool he = face_gradient(x, i + 1, nx, 1, x0 + xs * j, kx_lo, kx_hi, inv_dx, &ge);
+            const bool hn = face_gradient(x, j + 1, ny, xs, x0 + i, ky_lo, ky_hi, inv_dy, &gn);
             const real ue = he ? us[iu(f, i + 1, j)] - ge : us[iu(f, i + 1, j)];
             const real vn = hn ? vs[iv(f, i, j + 1)] - gn : vs[iv(f, i, j + 1)];
             div = fabs((ue - u[iu(f, i, j)]) * inv_dx + (vn - v[iv(f, i, j)]) * inv_dy);

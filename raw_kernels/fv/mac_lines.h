@@ -16,12 +16,15 @@
 #define BC_SLIP 2     // free slip (symmetry)
 #define BC_INFLOW 3   // normal velocity from a profile, tangential zero
 #define BC_OUTFLOW 4  // zero normal gradient, pressure zero
+#define BC_HALO 5     // a side between two blocks of a decomposed grid (2D): its ghosts are the
+                      // neighbouring block's faces, exchanged before the step reads them
 
 // One side of one boundary line, at transverse position m. Along the normal the normal
 // velocity has nodes on the faces 0..n (stride sn), the tangential velocity on the centres
 // 0..n-1 (stride st); lo: the side at index 0, else the side at n. `line` points at node 0.
 DEVICE void fill_normal(real* line, int sn, int n, bool lo, int kind, real inflow, bool fix)
 {
+    if (kind == BC_HALO) return;
     const int face = lo ? 0 : n;
     const real q = kind == BC_INFLOW ? inflow : R(0);
     if (fix && kind != BC_PERIODIC && kind != BC_OUTFLOW) line[face * sn] = q;
@@ -36,6 +39,7 @@ DEVICE void fill_normal(real* line, int sn, int n, bool lo, int kind, real inflo
 
 DEVICE void fill_tangential(real* line, int st, int n, bool lo, int kind, real wall)
 {
+    if (kind == BC_HALO) return;
     for (int g = 1; g <= G; ++g) {
         const int ghost = lo ? -g : n - 1 + g, mirror = lo ? g - 1 : n - g;
         const int partner = lo ? n - g : g - 1;
@@ -66,23 +70,26 @@ DEVICE real transported(real am, real a, real b, real bp, real w)
 }
 
 // Whether the face at normal index i (0..n) is set by a boundary instead of predicted: the two
-// boundary faces of a non-periodic axis. Outflow faces copy the inner face (zero gradient).
+// boundary faces of a non-periodic axis, unless a block's neighbour lies beyond them (halo).
+// Outflow faces copy the inner face (zero gradient).
 DEVICE bool boundary_face(int i, int n, int kind_lo, int kind_hi)
 {
-    return (i == 0 && kind_lo != BC_PERIODIC) || (i == n && kind_hi != BC_PERIODIC);
+    return (i == 0 && kind_lo != BC_PERIODIC && kind_lo != BC_HALO)
+        || (i == n && kind_hi != BC_PERIODIC && kind_hi != BC_HALO);
 }
 
 // x of the cell on the other side of face `i` (0..n) of an axis, seen from cell `i` (inside:
-// true) or from cell i - 1: the neighbour, the periodic partner, or the outflow ghost -x.
-// Returns false for a face with no pressure gradient (a wall or inflow face).
+// true) or from cell i - 1: the neighbour (beyond a halo side, the halo cell of a padded x),
+// the periodic partner, or the outflow ghost -x. Returns false for a face with no pressure
+// gradient (a wall or inflow face).
 DEVICE bool face_gradient(const real* __restrict__ x, int i, int n, int stride, int base,
                           int kind_lo, int kind_hi, real inv_h, real* grad)
 {
-    if (i > 0 && i < n) {
+    const int kind = i == 0 ? kind_lo : kind_hi;
+    if ((i > 0 && i < n) || kind == BC_HALO) {
         *grad = (x[base + i * stride] - x[base + (i - 1) * stride]) * inv_h;
         return true;
     }
-    const int kind = i == 0 ? kind_lo : kind_hi;
     if (kind == BC_PERIODIC) {
         *grad = (x[base] - x[base + (n - 1) * stride]) * inv_h;
         return true;

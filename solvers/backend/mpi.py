@@ -78,6 +78,33 @@ def wait_all(requests):
     MPI.Request.Waitall(requests)
 
 
+def side_transfers(neighbours, send, receive):
+    """(kind, buffer, side, peer) of a swap of per-side blocks between a grid block and the
+    ranks beyond its sides (neighbours: one a side, x_lo, x_hi, y_lo, ...; None: none), in
+    issue order: along each axis the low side's block to the low neighbour (its high halo) and
+    the high side's to the high one; a pair of ranks meets them in the same order."""
+    for axis in range(len(neighbours) // 2):
+        lo, hi = neighbours[2 * axis:2 * axis + 2]
+        for kind, buffer, side, peer in (("send", send, 2 * axis, lo),
+                                         ("recv", receive, 2 * axis + 1, hi),
+                                         ("send", send, 2 * axis + 1, hi),
+                                         ("recv", receive, 2 * axis, lo)):
+            if peer is not None:
+                yield kind, buffer, side, peer
+
+
+def swap_sides(comm, neighbours, send, receive, offsets):
+    """The host-staged swap of side_transfers: side s's block of the host array `send`
+    (offsets[s]:offsets[s + 1]) to the rank beyond it, tagged by the side it leaves, and the
+    block from there into the same side's part of `receive`; returns when all arrived."""
+    requests = []
+    for kind, buffer, side, peer in side_transfers(neighbours, send, receive):
+        view = buffer[offsets[side]:offsets[side + 1]]
+        requests.append(comm.Isend(view, peer, side) if kind == "send" else
+                        comm.Irecv(view, peer, side ^ 1))
+    wait_all(requests)
+
+
 def abort(comm, message, status=1):
     """Print `message` (one line, with this rank) and end every rank of comm: the others may be
     waiting for this one in an exchange, and would otherwise hang."""

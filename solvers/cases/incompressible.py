@@ -5,14 +5,17 @@ import numpy as np
 from ..expressions import ExpressionError, evaluate
 from ..fv.incompressible.boundary import SIDES, BoundaryError, parse_boundaries
 from ..fv.incompressible.distance import ObstacleError, body_distance
+from ..fv.incompressible.pressure import DISTRIBUTED
 from ..fv.incompressible.solver import ADVECTION, IncompressibleSolver
 from ..fv.incompressible.viscous import VISCOUS
+from ..linalg.block_layout import block_layout
 from ..linalg.preconditioners import choices, help_text
 from . import structured
 from .bounds import solver_errors
 from .schema import REQUIRED, Key
 
 SOLVER = IncompressibleSolver
+DECOMPOSES = True  # build() takes a decomposition: runs on several MPI ranks (block.py)
 BYTES_PER_CELL = 1000  # host, fp64 (cases.bounds: the memory a mesh needs)
 SECTIONS = {
     "mesh": structured.MESH,
@@ -179,10 +182,41 @@ def check(case):
         raise case.error("scheme", "cfl", f"expected a value in (0, 1], got {cfl}")
 
 
-def build(case):
-    """The IncompressibleSolver described by a validated case, with its initial state set."""
+def check_decomposable(case, grid, decomposition):
+    """A one-line CaseError naming the first key a run on several MPI ranks does not support
+    yet (block.py: explicit viscosity, no body, no periodic side, host-staged halos, the
+    pressure multigrid or no preconditioner, a grid the block layout can split)."""
+    data = case.data
+    refusals = [("scheme", "viscous", data["scheme"]["viscous"] != "explicit",
+                 f'scheme.viscous = "{data["scheme"]["viscous"]}"'),
+                ("obstacle", obstacle_key(case), any(v is not None for v in
+                                                     data["obstacle"].values()), "an [obstacle]"),
+                ("pressure", "preconditioner", data["pressure"]["preconditioner"]
+                 not in DISTRIBUTED,
+                 f'pressure.preconditioner = "{data["pressure"]["preconditioner"]}"'),
+                ("run", "halo_exchange", data["run"]["halo_exchange"] == "nccl",
+                 'run.halo_exchange = "nccl" (its halos are host-staged)')]
+    refusals += [("boundary", side, data["boundary"][side] == "periodic", "periodic sides")
+                 for side in SIDES]
+    for section, key, refused, what in refusals:
+        if refused:
+            raise case.error(section, key, "the incompressible solver does not run on several "
+                             f"MPI ranks with {what} yet")
+    try:
+        block_layout(decomposition.rank, decomposition.size, grid.shape,
+                     dims=decomposition.dims or None)
+    except ValueError as error:
+        key = ("run", "decomposition") if decomposition.dims else ("mesh", "nx")
+        raise case.error(*key, str(error)) from None
+
+
+def build(case, decomposition=None):
+    """The IncompressibleSolver described by a validated case, with its initial state set;
+    with a decomposition (mesh/decomposition.py), this rank's block of it."""
     grid = grid_of(case)
     data = case.data
+    if decomposition is not None:
+        check_decomposable(case, grid, decomposition)
     physics, scheme, pressure = data["physics"], data["scheme"], data["pressure"]
     inside, distance = obstacle_of(case, grid)
     with solver_errors(case):
@@ -200,7 +234,7 @@ def build(case):
                 steady_tolerance=scheme["steady_tolerance"],
                 steady_window=scheme["steady_window"],
                 inflow_ramp=data["boundary"]["inflow_ramp"], backend=data["run"]["backend"],
-                precision=data["run"]["precision"])
+                precision=data["run"]["precision"], decomposition=decomposition)
         except ObstacleError as error:  # the body's geometry (image stencils, normals)
             raise case.error("obstacle", obstacle_key(case), str(error)) from None
         u, v, p = initial_state(case, grid, solver.face_coordinates())

@@ -21,10 +21,15 @@ Two paths carry the swaps:
 import numpy as np
 
 from ..backend import nccl
-from ..backend.mpi import max_op, wait_all
+from ..backend.mpi import max_op, side_transfers, swap_sides
 from ..backend.stepper import HostWork
-from ..mesh import StructuredGrid
-from ..mesh.decomposition import Decomposition, block_of, check_dims, process_grid
+from ..mesh.decomposition import (
+    Decomposition,
+    block_grid,
+    block_of,
+    check_dims,
+    process_grid,
+)
 from .euler_fields import to_buffer, to_cells
 
 BC_HALO = 4  # euler_state.h
@@ -59,7 +64,7 @@ class EulerBlock:
         periodic = [kinds[2 * a] == PERIODIC for a in range(grid.ndim)]
         self.block = block_of(self.rank, dims, shape, periodic, decomposition.wrap_self)
         self.grid, self.nvar, self.backend, self.dtype = grid, nvar, backend, np.dtype(dtype)
-        self.local = self._local_grid(grid)
+        self.local = block_grid(grid, self.block)
         # A side between two blocks reads its halo; the grid's own sides keep their kind.
         self.kinds = list(kinds)
         for side, other in enumerate(self.block.neighbours):
@@ -90,16 +95,6 @@ class EulerBlock:
             self.send_host = backend.pinned(self.send.shape, dtype)
             self.halos_host = backend.pinned(self.halos.shape, dtype)
             self.rate_host = backend.pinned((1,), dtype)
-
-    def _local_grid(self, grid):
-        """The block as a grid of its own: its cells keep the whole grid's spacing."""
-        ranges = []
-        for axis, (first, cells) in enumerate(zip(self.block.start, self.block.shape)):
-            lo, step = (grid.x, grid.y, grid.z)[axis][0], (grid.dx, grid.dy, grid.dz)[axis]
-            ranges.append((lo + first * step, lo + (first + cells) * step))
-        n = list(self.block.shape) + [1] * (3 - grid.ndim)
-        r = ranges + [None] * (3 - grid.ndim)
-        return StructuredGrid(nx=n[0], x=r[0], ny=n[1], y=r[1], nz=n[2], z=r[2])
 
     @property
     def dims(self):
@@ -184,17 +179,9 @@ class EulerBlock:
                 HostWork(lambda: self._mpi_swap(clock is not None, sent)), *back]
 
     def _transfers(self, send, halos):
-        """(kind, buffer, side, peer) of the sends and receives of an exchange in issue order:
-        along each axis the low side's layers to the low neighbour (its high halo) and the high
-        side's to the high one; a pair of ranks meets them in the same order."""
-        for axis in range(self.grid.ndim):
-            lo, hi = self.block.neighbours[2 * axis:2 * axis + 2]
-            for kind, buffer, side, peer in (("send", send, 2 * axis, lo),
-                                             ("recv", halos, 2 * axis + 1, hi),
-                                             ("send", send, 2 * axis + 1, hi),
-                                             ("recv", halos, 2 * axis, lo)):
-                if peer is not None:
-                    yield kind, buffer, side, peer
+        """(kind, buffer, side, peer) of the sends and receives of an exchange in issue order
+        (backend/mpi.py's side_transfers)."""
+        return side_transfers(self.block.neighbours, send, halos)
 
     def _mpi_swap(self, with_rate, sent=None):
         """The host-staged swap, between graph segments, once the packs are in host memory
@@ -204,13 +191,8 @@ class EulerBlock:
             self.backend.synchronize()
         else:
             sent.wait()
-        requests = []
-        for kind, buffer, side, peer in self._transfers(self.send_host, self.halos_host):
-            view = buffer[self.offsets[side]:self.offsets[side + 1]]
-            tag = side if kind == "send" else side ^ 1
-            requests.append(self.comm.Isend(view, peer, tag) if kind == "send" else
-                            self.comm.Irecv(view, peer, tag))
-        wait_all(requests)
+        swap_sides(self.comm, self.block.neighbours, self.send_host, self.halos_host,
+                   self.offsets)
         if with_rate:
             self.rate_host[0] = self.comm.allreduce(float(self.rate_host[0]), op=max_op())
 

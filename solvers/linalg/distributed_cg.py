@@ -29,6 +29,7 @@ import numpy as np
 
 from ..backend.stepper import HostWork, Stepper
 from .krylov import (
+    ITER,
     PARTIAL_SLOT,
     RESTARTS,
     RZ,
@@ -121,12 +122,17 @@ class DistributedConjugateGradient:
         self.status = STATUS[code]
         self.backend.write(self.done, np.array([code], np.int32))
 
+    def _write_state(self):
+        """The device state the kernels read (r.z), and the iterations so far at ITER, where
+        KrylovSolver's state holds them (a step's records read them there)."""
+        state = np.zeros(STATE_SIZE)
+        state[RZ], state[ITER] = self._rz, self.iterations
+        self.backend.write(self.state, state)
+
     def _start_state(self):
         rz, rr, bb = self._global_sums(3)
         self._rz, self._bb, self.iterations = rz, bb, 0
-        state = np.zeros(STATE_SIZE)
-        state[RZ] = rz
-        self.backend.write(self.state, state)
+        self._write_state()
         self.backend.write(self.coef, np.zeros(3))
         self.status = "running"
         if rr <= max(self.rtol**2 * bb, self.atol**2):
@@ -148,6 +154,8 @@ class DistributedConjugateGradient:
             return
         rz, rr = self._global_sums(2)
         self.iterations += 1
+        old, self._rz = self._rz, rz
+        self._write_state()
         if rr <= max(self.rtol**2 * self._bb, self.atol**2):
             self._set_done(1)
             return
@@ -155,11 +163,8 @@ class DistributedConjugateGradient:
             self._set_done(2)
             return
         coef = np.zeros(3)
-        coef[BETA] = rz / self._rz
-        state = np.zeros(STATE_SIZE)
-        state[RZ] = self._rz = rz
+        coef[BETA] = rz / old
         self.backend.write(self.coef, coef)
-        self.backend.write(self.state, state)
 
     # -- solves -------------------------------------------------------------------------------
     def solve(self, b, x0=None, restarts=RESTARTS):

@@ -10,6 +10,8 @@ import itertools
 import math
 from dataclasses import dataclass
 
+from .structured import StructuredGrid
+
 # The fewest cells of a block along a split axis: the two ghost layers a stage reads beyond a
 # side come from one neighbouring block.
 MIN_BLOCK_CELLS = 2
@@ -122,3 +124,15 @@ def block_of(rank, dims, shape, periodic, wrap_self=False):
             neighbours.append(rank_at(at))
     return Block(dims=tuple(dims), coords=tuple(coords), start=tuple(s for s, _ in parts),
                  shape=tuple(n for _, n in parts), neighbours=tuple(neighbours))
+
+
+def block_grid(grid, block):
+    """The cells of `block` of `grid` (a StructuredGrid) as a grid of their own: the whole
+    grid's spacing, its coordinates from the block's first cell."""
+    ranges = []
+    for axis, (first, cells) in enumerate(zip(block.start, block.shape)):
+        lo, step = (grid.x, grid.y, grid.z)[axis][0], (grid.dx, grid.dy, grid.dz)[axis]
+        ranges.append((lo + first * step, lo + (first + cells) * step))
+    n = list(block.shape) + [1] * (3 - grid.ndim)
+    r = ranges + [None] * (3 - grid.ndim)
+    return StructuredGrid(nx=n[0], x=r[0], ny=n[1], y=r[1], nz=n[2], z=r[2])

@@ -8,17 +8,22 @@ do not wrap) makes A a CsrMatrix assembled here. The preconditioner is named as 
 (solvers.linalg.preconditioners): "multigrid" is the stencil's GeometricMultigrid V-cycle, or
 the smoothed-aggregation AlgebraicMultigrid of the periodic matrix; "amg" is always the
 algebraic one; "jacobi" is diagonal-preconditioned CG, the baseline of the benchmark; "none"
-plain CG.
+plain CG. On a decomposed grid (several MPI ranks) A is each rank's BlockLaplacian and the
+solve distributed CG, preconditioned by the distributed multigrid V-cycle or by nothing.
 """
 
 import numpy as np
 import scipy.sparse as sp
 
 from ...linalg import ConjugateGradient, CsrMatrix, StencilLaplacian
+from ...linalg.block_stencil import BlockLaplacian
+from ...linalg.distributed_cg import DistributedConjugateGradient
+from ...linalg.distributed_multigrid import DistributedMultigrid
 from ...linalg.preconditioners import check, choices, describe, preconditioner
 from ..sides import SIDES_3D
 
 PRECONDITIONERS = choices("multigrid")  # every name, the default first
+DISTRIBUTED = ("multigrid", "none")  # the preconditioners of a decomposed grid's solve
 
 
 def laplacian_matrix(shape, spacing, kinds):
@@ -73,3 +78,18 @@ def pressure_solver(shape, spacing, kinds, preconditioner_name, rtol, maxiter, b
     solver = ConjugateGradient(operator, preconditioner=m, rtol=rtol, maxiter=maxiter,
                                atol=atol)
     return solver, f"{type(operator).__name__} + CG({describe(m)})"
+
+
+def distributed_pressure_solver(comm, layout, shape, spacing, kinds, preconditioner_name, rtol,
+                                maxiter, backend, precision, atol):
+    """(DistributedConjugateGradient on this rank's block of A, a description) for a grid of
+    `shape` cells split by `layout` (linalg.block_layout) among the ranks of comm; the stopping
+    rule is pressure_solver's, on the whole grid's norms."""
+    if preconditioner_name not in DISTRIBUTED:
+        raise ValueError(f"pressure preconditioner '{preconditioner_name}' does not run on "
+                         f"several MPI ranks (use {' or '.join(DISTRIBUTED)})")
+    operator = BlockLaplacian(comm, layout.block, shape, spacing, boundary=dict(kinds),
+                              backend=backend, precision=precision)
+    m = DistributedMultigrid(operator, layout) if preconditioner_name == "multigrid" else None
+    solver = DistributedConjugateGradient(operator, m, rtol=rtol, maxiter=maxiter, atol=atol)
+    return solver, f"{type(operator).__name__} + distributed CG({describe(m)})"

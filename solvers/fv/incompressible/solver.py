@@ -40,22 +40,19 @@ import numpy as np
 from ...backend.clock import DeviceClock
 from ...linalg.preconditioners import MULTIGRIDS
 from ...mesh import StructuredGrid
+from ...mesh.decomposition import Decomposition
 from ...solver import BackendLike, TimeDependentSolver
+from .block import MacBlock
 from .boundary import BoundaryError, parse_boundaries  # noqa: F401 (re-export)
 from .distance import body_distance, face_coordinates
-from .fields import (
-    cell_velocity,
-    centreline_profiles,
-    corners_to_cells,
-    node_stream_function,
-    node_vorticity,
-)
+from .fields import centreline_profiles
 from .flow import HISTORY_ROWS, MacFlow
 from .forcing import SOURCE as IMMERSED_SOURCE
 from .forcing import ImmersedForcing
 from .forcing import kernel_defines as immersed_defines
 from .immersed import ImmersedBoundary
-from .pressure import pressure_solver
+from .pressure import distributed_pressure_solver, pressure_solver
+from .state import MacState
 from .viscous import THETA, VISCOUS, FaceHelmholtz, ViscousStage, packed_size
 
 ADVECTION = {"central": 1, "quick": 2}
@@ -94,7 +91,7 @@ def _blocks(n, size):
     return -(-n // size)
 
 
-class IncompressibleSolver(MacFlow, TimeDependentSolver):
+class IncompressibleSolver(MacFlow, MacState, TimeDependentSolver):
     """The state and kernels of one incompressible flow on a 2D StructuredGrid; `step()`
     launches one time step (capturable: no host read, the pressure solve included).
 
@@ -120,10 +117,15 @@ class IncompressibleSolver(MacFlow, TimeDependentSolver):
     steady_tolerance    end the run when the change rate (1/s) drops below it (0: never)
     steady_window       simulated time over which the change rate is measured
     inflow_ramp         inflow profiles ramp up as (1 - cos(pi t / T)) / 2 over this time
+    decomposition       this rank's share of a grid split over MPI ranks (explicit viscosity,
+                        no body, no periodic side): the solver holds its block (block.py),
+                        exchanges halos between its launches and gathers the whole grid's
+                        fields; None: the whole grid
     """
 
     name = "incompressible"
     history_columns = HIST_COLUMNS
+    ghosts = G
 
     def __init__(self, grid: StructuredGrid, boundary: dict, nu: float,
                  advection: str = "central", viscous: str = "explicit", cfl: float = 0.5,
@@ -132,7 +134,8 @@ class IncompressibleSolver(MacFlow, TimeDependentSolver):
                  pressure_preconditioner="multigrid", pressure_rtol=1e-6, pressure_maxiter=None,
                  pressure_divergence=1e-6,
                  steady_tolerance=0.0, steady_window=None, inflow_ramp=0.0,
-                 backend: BackendLike = "auto", precision: str = "fp32") -> None:
+                 backend: BackendLike = "auto", precision: str = "fp32",
+                 decomposition: Decomposition | None = None) -> None:
         if grid.ndim != 2:
             raise ValueError("the incompressible solver needs a 2D grid")
         if not nu > 0:
@@ -146,6 +149,8 @@ class IncompressibleSolver(MacFlow, TimeDependentSolver):
         self.nu = float(nu)
         self.boundaries = parse_boundaries(boundary, grid.nx, grid.ny)
         self._platform(backend, precision)
+        self.parallel = self._block(decomposition, viscous, obstacle, obstacle_distance)
+        self._gathered = None  # (clock reading, the whole grid's host state) when decomposed
         self.force = tuple(float(f) for f in force)
         speed = self.boundaries.max_speed()
         self.reference_velocity = float(reference_velocity or speed or 1.0)
@@ -162,8 +167,12 @@ class IncompressibleSolver(MacFlow, TimeDependentSolver):
                        "time": "adams_bashforth2",
                        "projection": "incremental", "pressure": pressure_preconditioner,
                        "pressure_rtol": pressure_rtol}
-        nx, ny = grid.nx, grid.ny
+        local = grid if self.parallel is None else self.parallel.local
+        nx, ny = local.nx, local.ny
         b, dtype = self.backend, self.dtype
+        codes, inflow = self.boundaries.codes, self.boundaries.inflow
+        if self.parallel is not None:
+            codes, inflow = self.parallel.codes, self.parallel.inflow
 
         # Device state: face velocities with ghosts, their predictions and last N, pressure.
         self.u_shape, self.v_shape = (ny + 2 * G, nx + 1 + 2 * G), (ny + 1 + 2 * G, nx + 2 * G)
@@ -173,23 +182,25 @@ class IncompressibleSolver(MacFlow, TimeDependentSolver):
                                                     for _ in range(4))
         self.refresh = b.zeros((1,), np.int32)
         self.p = b.zeros((nx * ny,), dtype)
-        self.inflow = b.to_device(self.boundaries.inflow.astype(dtype))
+        self.inflow = b.to_device(inflow.astype(dtype))
         self.scale = b.zeros((1,), dtype)
         self.has_obstacle = obstacle is not None or obstacle_distance is not None
 
         # The pressure solve: its vectors b and x are the right-hand side and the solution.
         kinds = self.boundaries.pressure_kinds
         maxiter = pressure_maxiter or (200 if pressure_preconditioner in MULTIGRIDS
-                                       else 20 * max(nx, ny))
+                                       else 20 * max(grid.shape))
         # An absolute floor under the relative tolerance, |r| <= atol: an RMS divergence of
         # pressure_divergence U_ref / L_ref over the cells. Without it a relative tolerance
         # below what the precision resolves (eps cond(A) for a smooth pressure) is never met,
         # and CG iterates in rounding noise until it breaks down.
         self.pressure_atol = float(pressure_divergence * self.reference_velocity
-                                   / self.reference_length * np.sqrt(nx * ny))
-        self.pressure, self.pressure_method = pressure_solver(
-            (nx, ny), (grid.dx, grid.dy), kinds, pressure_preconditioner, pressure_rtol,
-            maxiter, b, precision, self.pressure_atol)
+                                   / self.reference_length * np.sqrt(grid.ncells))
+        arguments = (grid.shape, (grid.dx, grid.dy), kinds, pressure_preconditioner,
+                     pressure_rtol, maxiter, b, precision, self.pressure_atol)
+        self.pressure, self.pressure_method = (
+            pressure_solver(*arguments) if self.parallel is None else
+            distributed_pressure_solver(self.parallel.comm, self.parallel.layout, *arguments))
 
         # Reductions: per face block, then one block; the clock's dt from the rates.
         self.face_grid = (_blocks(nx + 1, BLOCK[0]), _blocks(ny + 1, BLOCK[1]))
@@ -222,7 +233,7 @@ class IncompressibleSolver(MacFlow, TimeDependentSolver):
                                         if self.immersed else (b.zeros((2,), dtype), 0))
 
         k = b.module(SOURCE, dtype, kernel_defines(advection, self.implicit))
-        codes, walls = self.boundaries.codes, self.boundaries.wall_speeds
+        walls = self.boundaries.wall_speeds
         self.viscous = self._viscous_stage(viscous, codes) if self.implicit else None
         rhs = self.viscous.b if self.implicit else self.dt_prev  # (unused when explicit)
         self._scale = k.ins_boundary_scale.bind(1, 1, self.clock.ctrl, self.scale,
@@ -240,17 +251,57 @@ class IncompressibleSolver(MacFlow, TimeDependentSolver):
         self._divergence = k.ins_divergence.bind(
             (_blocks(nx, BLOCK[0]), _blocks(ny, BLOCK[1])), BLOCK, self.us, self.vs, self.p,
             self.clock.dt, solver.b, solver.x, nx, ny, inv_dx, inv_dy)
+        # The solution x as the correction reads it (a decomposed grid's: padded, its halo
+        # swapped), and the parts of the solve.
+        x, solve = (solver.x, nx, 0), []
+        if self.parallel is not None:
+            solve, padded = self.parallel.pressure_parts(solver)
+            x = (padded, nx + 2, nx + 3)
         self._correct = k.ins_correct.bind(
-            self.face_grid, BLOCK, self.u, self.v, self.us, self.vs, solver.x, self.p,
+            self.face_grid, BLOCK, self.u, self.v, self.us, self.vs, *x, self.p,
             self.clock.dt, nx, ny, inv_dx, inv_dy, *codes, self.diffusion_rate, self.rate_floor,
             self.clock.rates, self.partials, self.u_ref, self.v_ref, self.refresh)
         viscous_solver = self.viscous.solver if self.implicit else solver  # (unused if explicit)
+        # The step's maxima: a decomposed grid's are every block's (after host work).
+        maxima, step_maxima = (self.partials, blocks), []
+        if self.parallel is not None:
+            reduce, largest = self.parallel.maxima(self.clock.rates, self.partials)
+            maxima, step_maxima = (largest, 1), [reduce]
         self._finish = k.ins_finish.bind(
-            1, FINISH_THREADS, self.partials, blocks, force_partials, force_blocks,
+            1, FINISH_THREADS, *maxima, force_partials, force_blocks,
             self.clock.ctrl, solver.state, solver.done, viscous_solver.state,
             viscous_solver.done, self.diag, self.dt_prev, self.history, HISTORY_ROWS,
             grid.dx * grid.dy, self.steady_tolerance, self.steady_window, self.refresh)
-        self.set_state(np.zeros((nx + 1, ny)), np.zeros((nx, ny + 1)))
+        # A decomposed grid's step: launches, and host work between them (block.py).
+        self._parts = None if self.parallel is None else [
+            self.clock.finish_dt, self._scale, *self._fill[1],
+            *self.parallel.velocity_halo(self.u, self.v), self._predict, self._divergence,
+            *solve, self._correct, *step_maxima, self._finish]
+        self.set_state(np.zeros((grid.nx + 1, grid.ny)), np.zeros((grid.nx, grid.ny + 1)))
+
+    def _block(self, decomposition, viscous, obstacle, obstacle_distance):
+        """This rank's MacBlock of a decomposed grid (explicit viscosity, no body), else None."""
+        if decomposition is None:
+            return None
+        if viscous != "explicit":
+            raise ValueError(f"the incompressible solver does not run on several MPI ranks "
+                             f"with viscous = '{viscous}' yet")
+        if obstacle is not None or obstacle_distance is not None:
+            raise ValueError("the incompressible solver does not run on several MPI ranks "
+                             "with an obstacle yet")
+        return MacBlock(decomposition, self.grid, self.boundaries, G, self.backend, self.dtype)
+
+    def step(self):
+        """Launch one time step (MacFlow.step); a decomposed grid's has host work between its
+        launches (step_segments)."""
+        if self.parallel is None:
+            return super().step()
+        for part in self._parts:
+            part()
+
+    def step_segments(self):
+        """A decomposed grid's step as launches and host work (block.py), else None."""
+        return self._parts
 
     def _viscous_stage(self, viscous, codes):
         """The implicit viscous stage and its launch u* = u^n + d (viscous.py)."""
@@ -269,73 +320,6 @@ class IncompressibleSolver(MacFlow, TimeDependentSolver):
     def face_coordinates(self):
         """((x, y) of the u faces, shape (nx + 1, ny) each; (x, y) of the v faces)."""
         return face_coordinates(self.grid)
-
-    # -- state ---------------------------------------------------------------------------------
-    def _interior(self, array, shape):
-        """Host view [i, j] of a device face array without its ghosts."""
-        host = self.backend.to_host(array).astype(np.float64)
-        return host[G:G + shape[1], G:G + shape[0]].T
-
-    def set_state(self, u, v, p=0.0, t=0.0):
-        """Set the face velocities (u: (nx + 1, ny), v: (nx, ny + 1), indexed [i, j]), the cell
-        pressure and the time; boundary faces then take their boundary values."""
-        nx, ny = self.grid.nx, self.grid.ny
-        for name, value, shape in (("u", u, (nx + 1, ny)), ("v", v, (nx, ny + 1))):
-            if np.shape(value) != shape:
-                raise ValueError(f"{name} must have shape {shape} (faces), got {np.shape(value)}")
-        for target, value, shape in ((self.u, u, self.u_shape), (self.v, v, self.v_shape)):
-            padded = np.zeros(shape)
-            padded[G:G + value.shape[1], G:G + value.shape[0]] = np.asarray(value).T
-            self.backend.write(target, padded.astype(self.dtype))
-        pressure = np.broadcast_to(np.asarray(p, np.float64), self.grid.shape)
-        self.backend.write(self.p, pressure.T.ravel().astype(self.dtype))
-        self._start_records(t, ((self.u, self.u_ref), (self.v, self.v_ref)))
-        self._write_initial_rate()
-
-    def _write_initial_rate(self):
-        """The clock's first dt from the initial field (later steps leave it on the device)."""
-        u, v = self.face_velocities()
-        rate = max(np.abs(u).max() / self.grid.dx + np.abs(v).max() / self.grid.dy,
-                   self.rate_floor) + self.diffusion_rate
-        rates = np.zeros(self.clock.partials)
-        rates[0] = rate
-        self.backend.write(self.clock.rates, rates.astype(self.dtype))
-
-    def face_velocities(self):
-        """Host copies (u, v) of the face velocities, [i, j], float64."""
-        nx, ny = self.grid.nx, self.grid.ny
-        return self._interior(self.u, (nx + 1, ny)), self._interior(self.v, (nx, ny + 1))
-
-    def pressure_field(self):
-        """Cell pressure [i, j]; with no outflow side (p defined up to a constant) its mean is 0."""
-        p = self.backend.to_host(self.p).astype(np.float64).reshape(self.grid.ny,
-                                                                     self.grid.nx).T
-        return p - p.mean() if self.boundaries.closed else p
-
-    field_names = ("u", "v", "velocity", "p", "vorticity", "stream_function")
-
-    def fields(self):
-        """Host copies of the cell-centred fields {u, v, velocity, p, vorticity,
-        stream_function}; velocity is (u, v, 0), one vector field for ParaView's glyphs and
-        streamlines."""
-        for launch in self._fill[0]:  # ghosts of the current field (for the wall vorticity)
-            launch()
-        nx, ny = self.grid.nx, self.grid.ny
-        host_u = self.backend.to_host(self.u).astype(np.float64)
-        host_v = self.backend.to_host(self.v).astype(np.float64)
-        u_padded = host_u[G - 1:G + ny + 1, G:G + nx + 1].T
-        v_padded = host_v[G:G + ny + 1, G - 1:G + nx + 1].T
-        u, v = u_padded[:, 1:-1], v_padded[1:-1]
-        uc, vc = cell_velocity(u, v)
-        dx, dy = self.grid.dx, self.grid.dy
-        return {"u": uc, "v": vc, "velocity": np.stack([uc, vc, np.zeros_like(uc)], axis=-1),
-                "p": self.pressure_field(),
-                "vorticity": corners_to_cells(node_vorticity(u_padded, v_padded, dx, dy)),
-                "stream_function": corners_to_cells(node_stream_function(u, v, dx, dy))}
-
-    def plot_vectors(self):
-        """Cell-centred (u, v) for streamlines in the plots."""
-        return cell_velocity(*self.face_velocities())
 
     # -- checkpoints ---------------------------------------------------------------------------
     def checkpoint_arrays(self):
