@@ -126,3 +126,15 @@ def test_an_unsupported_feature_is_one_case_error(tmp_path, setting, key):
     lines = [line for line in result.stderr.splitlines() if line.startswith("solvers:")]
     assert len(lines) == 1, result.stderr
     assert key in lines[0] and "several MPI ranks" in lines[0], lines[0]
+
+
+@pytest.mark.gpu
+def test_decomposed_cavity_on_one_gpu_equals_single_rank(tmp_path):
+    """Two ranks sharing one GPU (host-staged) against the single-rank GPU run, whose pressure
+    solve loops on the device inside the step graph."""
+    single = _run("cavity_re100", CAVITY, tmp_path / "one", backend="cuda")
+    split = _run("cavity_re100", CAVITY, tmp_path / "two", ranks=2, backend="cuda")
+    assert single.returncode == 0, single.stderr
+    assert split.returncode == 0, split.stderr
+    _assert_close(_datasets(tmp_path / "one" / "cavity_re100.h5"),
+                  _datasets(tmp_path / "two" / "cavity_re100.h5"))
