@@ -235,10 +235,10 @@ def test_forced_faces_hold_their_targets_and_the_body_pressure_stays_bounded():
 def test_coarse_forces_near_the_fine_grid_values_wherever_the_body_sits(quarter):
     """The cylinder of test_fv_incompressible_body_force (D = 0.4 at 6.4 cells, Re = 8, 0.05
     below the channel's centre) moved along x by quarter cells, to t = 4 (steady to 1e-4):
-    drag and lift near those of a 4 times finer grid (192 x 64: Cd 9.853, Cl 0.662; 96 x 32:
-    9.817, 0.679). Measured: Cd 9.532, 9.448, 9.535, 9.461, Cl 0.518, 0.704, 0.599, 0.532.
-    The former forcing (linear profile from bilinear values, every cell's divergence solved
-    for) gave Cd 11.37 to 11.49 and Cl 0.98 to 1.32 here (10.38 and 0.69 on 96 x 32)."""
+    drag and lift near those of a 4 times finer grid (192 x 64, two image points: Cd 9.853,
+    Cl 0.662; the former forcing 10.00, 0.70). Measured: Cd 9.625, 9.526, 9.644, 9.596, Cl
+    0.516, 0.604, 0.535, 0.542. The former forcing (linear profile from bilinear values, every
+    cell's divergence solved for) gave Cd 11.37 to 11.49 and Cl 0.98 to 1.32 here."""
     grid = StructuredGrid(48, x=(0, 3), ny=16, y=(0, 1))
     x0 = 1.0 + quarter * grid.dx / 4
     solver = IncompressibleSolver(grid, CHANNEL, nu=0.05, backend="host", reference_length=0.4,

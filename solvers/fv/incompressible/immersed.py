@@ -17,18 +17,20 @@ Faces on the domain's boundary (a component's two ends along its own axis) keep 
 boundary condition and are none of these.
 
 A forcing or ghost point x_f at distance d_f = phi(x_f) takes the velocity of the flow near a
-wall at rest, extended smoothly through it, from the velocities U_1, U_2 at two image points
-x_m = x_f + s_m n along the normal n = grad phi / |grad phi| (s_2 = s_1 + IMAGE_SPACING cells),
-at the distances d_m = d_f + s_m: the tangential part quadratic through 0 at the wall and
-the two images, the normal part c2 d^2 + c3 d^3 (continuity makes d u_n / dn vanish on a
-wall at rest):
+wall at rest, extended smoothly through it, from the velocities U_m at IMAGES image points
+x_m = x_f + s_m n along the normal n = grad phi / |grad phi| (s_m = s_1 + (m - 1)
+IMAGE_SPACING cells), at the distances d_m = d_f + s_m: the tangential part a polynomial
+through 0 at the wall and the images, the normal part d^2 times a polynomial through the
+images (continuity makes d u_n / dn vanish on a wall at rest); fewer images where the body
+comes too close to itself or to the domain's sides for IMAGES:
     u_f = sum over m of  L_m (U_m - (U_m.n) n) + M_m (U_m.n) n,
-    L_m = d_f (d_f - d_k) / (d_m (d_m - d_k)),  M_m = (d_f / d_m)^2 (d_f - d_k) / (d_m - d_k)
-with k the other image. U_m is the biquadratic interpolation of the 3 x 3 u faces and of the
-3 x 3 v faces nearest x_m: third order along the normal and in the interpolation, where a
-linear profile from bilinear values (second order in the velocity, first in the stress next to
-the wall) made the forces depend on where the surface cuts the cells (docs/immersed_lift.md).
-The step s_1 is the shortest of STEPS (quarter cells) whose four stencils hold fluid faces
+    L_m = (d_f / d_m) P_m,  M_m = (d_f / d_m)^2 P_m,  P_m = prod over k != m of
+    (d_f - d_k) / (d_m - d_k).
+U_m is the biquadratic interpolation of the 3 x 3 u faces and of the 3 x 3 v faces nearest
+x_m. With three images the profiles are cubic: a linear profile from bilinear values (second
+order in the velocity, first in the stress next to the wall) made the forces, the lift most,
+depend on where the surface cuts the cells (docs/immersed_lift.md).
+The step s_1 is the shortest of STEPS (quarter cells) whose stencils hold fluid faces
 only: no stencil touches a forced face, so one pass sets every forced face, with no iteration
 and no dependence on order. A stencil may use boundary faces whose value is fixed before the
 step (walls, slip sides, inflow), never periodic or outflow ones.
@@ -42,7 +44,7 @@ from .distance import ObstacleError, face_coordinates
 
 SOLID, GHOST, FORCING, FLUID = 0, 1, 2, 3  # the labels of a component's faces
 STEPS = np.arange(2, 25) / 4  # the first image point's candidate steps along the normal, cells
-IMAGES = 2  # image points along the normal
+IMAGES = 3  # image points along the normal
 IMAGE_SPACING = 1.0  # cells between them
 NORMAL_STEP = 0.25  # cells: the central differences of grad phi
 GRADIENT_RANGE = (0.5, 1.5)  # |grad phi| of a signed distance (1; less across a kink)
@@ -63,7 +65,7 @@ class ComponentForcing:
     distance: np.ndarray  # (k,) d_f = phi at the point
     normal: np.ndarray  # (k, 2) the unit normal grad phi / |grad phi|
     image: np.ndarray  # (k, IMAGES, 2) the image points x_f + s_m n
-    image_distance: np.ndarray  # (k, IMAGES) d_m = d_f + s_m
+    image_distance: np.ndarray  # (k, IMAGES) d_m = d_f + s_m (NaN: an image left out)
     stencils: tuple  # per component (u, v): (k, IMAGES, CORNERS, 2) faces around the images
     weights: tuple  # per component: (k, IMAGES, CORNERS) biquadratic weights of the stencils
 
@@ -72,11 +74,21 @@ class ComponentForcing:
         """(k, IMAGES, 2, CORNERS): the point's velocity as a combination of the stencils'
         values, u_f = sum over images m, components c and faces r of coefficients[:, m, c, r]
         * U_c(stencil m, face r)."""
-        d, near, far = self.distance[:, None], self.image_distance, self.image_distance[:, ::-1]
         # Per image: L_m and M_m of the module docstring, then per component c of U_m the
         # factor L_m delta(axis, c) + (M_m - L_m) n_axis n_c.
-        tangential = d * (d - far) / (near * (near - far))
-        normal = (d / near) ** 2 * (d - far) / (near - far)
+        # (an image left out, NaN, has weight 0 and no part in the others' polynomials)
+        d, images = self.distance, self.image_distance
+        used = ~np.isnan(images)
+        others = used.astype(np.float64)
+        for m in range(IMAGES):
+            for k in range(IMAGES):
+                if k != m:
+                    rows = np.flatnonzero(used[:, m] & used[:, k])
+                    others[rows, m] *= ((d[rows] - images[rows, k])
+                                        / (images[rows, m] - images[rows, k]))
+        ratio = np.where(used, d[:, None] / np.where(used, images, 1.0), 0.0)
+        tangential = ratio * others
+        normal = ratio**2 * others
         n = self.normal[:, None, :]
         own = np.zeros_like(n)
         own[..., self.axis] = 1
@@ -174,31 +186,33 @@ def _stencil(grid, axis, usable, points):
 
 
 def _images(grid, usable, axis, positions, distance, normal):
-    """Per point: the shortest step s of STEPS (in length) whose two image points, at s and
-    s + IMAGE_SPACING cells along the normal, lie at least half a cell outside the body and
-    have usable u and v stencils, and those stencils ((k, IMAGES, 4, 2) faces and
-    (k, IMAGES, 4) weights per component)."""
+    """Per point: the shortest step s of STEPS (in length) whose image points, at s, s +
+    IMAGE_SPACING cells, ... along the normal, lie at least half a cell outside the body and
+    have usable u and v stencils, IMAGES of them where they fit, else fewer: their steps (k,
+    IMAGES; NaN for an image left out) and stencils ((k, IMAGES, CORNERS, 2) faces and (k,
+    IMAGES, CORNERS) weights per component, face (0, 0) and weight 0 for an image left out)."""
     count, h = len(positions), max(grid.dx, grid.dy)
-    step = np.full(count, np.nan)
+    steps = np.full((count, IMAGES), np.nan)
     faces = [np.zeros((count, IMAGES, CORNERS, 2), int) for _ in usable]
     weights = [np.zeros((count, IMAGES, CORNERS)) for _ in usable]
     todo = np.ones(count, bool)
-    for s in STEPS * h:
-        which = np.flatnonzero(todo)
-        found = [[_stencil(grid, c, usable[c], positions[which] + (s + m * IMAGE_SPACING * h)
-                           * normal[which]) for c in (0, 1)] for m in range(IMAGES)]
-        placed = distance[which] + s >= h / 2
-        for image in found:
-            placed &= image[0][2] & image[1][2]
-        for m, image in enumerate(found):
-            for c, (stencil, weight, _) in enumerate(image):
-                faces[c][which[placed], m] = stencil[placed]
-                weights[c][which[placed], m] = weight[placed]
-        step[which[placed]] = s
-        todo[which[placed]] = False
-        if not todo.any():
-            steps = step[:, None] + IMAGE_SPACING * h * np.arange(IMAGES)
-            return steps, tuple(faces), tuple(weights)
+    for images in range(IMAGES, 0, -1):  # fewer image points where more do not fit
+        for s in STEPS * h:
+            which = np.flatnonzero(todo)
+            offsets = s + IMAGE_SPACING * h * np.arange(images)
+            found = [[_stencil(grid, c, usable[c], positions[which] + step * normal[which])
+                      for c in (0, 1)] for step in offsets]
+            placed = distance[which] + s >= h / 2
+            for image in found:
+                placed &= image[0][2] & image[1][2]
+            for m, image in enumerate(found):
+                for c, (stencil, weight, _) in enumerate(image):
+                    faces[c][which[placed], m] = stencil[placed]
+                    weights[c][which[placed], m] = weight[placed]
+            steps[which[placed], :images] = offsets
+            todo[which[placed]] = False
+            if not todo.any():
+                return steps, tuple(faces), tuple(weights)
     k = np.flatnonzero(todo)[0]
     raise ObstacleError(f"no fluid stencil for the image point of the {COMPONENTS[axis]} face at "
                         f"({positions[k, 0]:.6g}, {positions[k, 1]:.6g}): the obstacle comes "
