@@ -11,19 +11,20 @@
 // Layouts: us, vs are the face arrays of incompressible.cu (G ghost layers, x fastest:
 // u(i, j) at (i + G) + (j + G)(nx + 1 + 2G), v(i, j) at (i + G) + (j + G)(nx + 2G)); p the cell
 // pressure at i + nx j. Forced faces, entry k: face[k] the flat index, cells[2k], cells[2k + 1]
-// the cells below and above it along its axis (-1: a reset cell); the forcing and ghost points
-// first (`extrapolated` of them, u faces before v faces, `extrapolated_u` u faces), then the
-// solid faces (`solid`, `solid_u` of them u faces). Per forcing or ghost point: stencil[8k ..
-// 8k + 7] four u faces then four v faces around its image point, coefficient[8k .. 8k + 7]
-// what the point's velocity is of their values. Then `resets` reset cells, reset_cell[k]. No
-// stencil holds a forced face, and no thread reads the pressure of a reset cell, so no thread
-// reads what another writes.
+// the cells below and above it along its axis; the forcing and ghost points first
+// (`extrapolated` of them, u faces before v faces, `extrapolated_u` u faces), then the solid
+// faces (`solid`, `solid_u` of them u faces). Per forcing or ghost point: stencil[TERMS k ..
+// TERMS k + TERMS - 1] per image point CORNERS u faces then CORNERS v faces around it,
+// coefficient[...] what the point's velocity is of their values. No stencil holds a forced
+// face, so no thread reads what another writes.
 //
 // Compile-time, from the driver:
 //   G            ghost layers of the face arrays
 //   THREADS      threads of a block, a power of two (the block sums)
 //   INCREMENTAL  1 when u* holds the incremental prediction already (implicit viscosity: the
 //                predictor subtracts dt grad p^n), 0 when it leaves p^n out (explicit)
+//   CORNERS      faces of one image point's stencil of one component
+//   TERMS        stencil faces of a forcing or ghost point (2 CORNERS per image point)
 #include "prelude.h"
 #include "reduce.h"
 
@@ -36,12 +37,9 @@
 #ifndef INCREMENTAL
 #error "INCREMENTAL (0 or 1) must be defined"
 #endif
-
-// The pressure of cell c at the step's start; a reset cell's is 0 (c < 0).
-DEVICE real cell_pressure(const real* __restrict__ p, int c)
-{
-    return c < 0 ? R(0) : p[c];
-}
+#if !defined(CORNERS) || !defined(TERMS)
+#error "CORNERS and TERMS (the stencils' sizes) must be defined"
+#endif
 
 // The incremental prediction q* - dt grad p^n at a fluid face c of component `axis`: no
 // pressure step on the domain's boundary faces (the stencils use only walls, slip sides and
@@ -69,28 +67,25 @@ DEVICE real stencil_value(const real* __restrict__ q, const real* __restrict__ p
 #endif
 }
 
-// One thread per forced face, then per reset cell. The predictor's us, vs leave out the old
+// One thread per forced face. The predictor's us, vs leave out the old
 // pressure (the solver writes the incremental scheme in the total pressure: the correction
 // subtracts all of dt grad p^{n+1}), so what the forcing sees is the incremental prediction
 // q~ = q* - dt grad p^n, at the face and at its stencil. A forced face is given
 // target + dt grad p^n, which after the correction holds target - dt grad (p^{n+1} - p^n):
 // target = the stencil's combination of q~ at a forcing or ghost point, 0 at a solid face.
-// A reset cell (its four faces forced) gets p = 0: its pressure acts on forced faces only,
-// which this kernel sets from its value, and the solve then returns 0 + (p^{n+1} - p^n) there.
-// Without the reset it would drift without bound wherever the targets of a cell's faces are
-// not divergence-free (the velocity and the force are the same either way).
+// The body cells' divergence is no part of the pressure solve (ins_divergence), so at a steady
+// state the increment vanishes in every cell and the forced faces hold their targets.
 // The force on the body is the momentum the forcing removes per unit time, (q~ - target) / dt
 // per unit volume (the driver's last kernel multiplies by the cell area), summed over the
 // forced faces: per block into force_partials (x for every block, then y). Its pressure share
 // is p^n's (the step's force lags the pressure by one step; steady values and amplitudes do
 // not change). A step past the stop time (dt = 0) changes nothing and records no force.
 BLOCK_KERNEL void ins_immersed(real* __restrict__ us, real* __restrict__ vs,
-                               real* __restrict__ p, const real* __restrict__ dt_now,
+                               const real* __restrict__ p, const real* __restrict__ dt_now,
                                const int* __restrict__ face, const int* __restrict__ cells,
                                const int* __restrict__ stencil,
-                               const real* __restrict__ coefficient,
-                               const int* __restrict__ reset_cell, int extrapolated,
-                               int extrapolated_u, int solid, int solid_u, int resets, int nx,
+                               const real* __restrict__ coefficient, int extrapolated,
+                               int extrapolated_u, int solid, int solid_u, int nx,
                                int ny, real inv_dx, real inv_dy,
                                real* __restrict__ force_partials)
 {
@@ -112,26 +107,23 @@ BLOCK_KERNEL void ins_immersed(real* __restrict__ us, real* __restrict__ vs,
             (void)cells;
             const real step = R(0);  // u* is already the incremental prediction
 #else
-            const real step = dt * (cell_pressure(p, cells[2 * k + 1])
-                                    - cell_pressure(p, cells[2 * k]))
+            const real step = dt * (p[cells[2 * k + 1]] - p[cells[2 * k]])
                             * (axis == 0 ? inv_dx : inv_dy);
 #endif
             // The target: the stencils' combination at a forcing or ghost point.
             real target = R(0);
             if (!is_solid) {
-                for (int m = 0; m < 8; ++m) {
-                    const int component = m < 4 ? 0 : 1;
+                for (int m = 0; m < TERMS; ++m) {
+                    const int component = (m / CORNERS) % 2;
                     const real value = stencil_value(component == 0 ? us : vs, p,
-                                                     stencil[8 * k + m], component, nx, ny, dt,
-                                                     inv_dx, inv_dy);
-                    target += coefficient[8 * k + m] * value;
+                                                     stencil[TERMS * k + m], component, nx, ny,
+                                                     dt, inv_dx, inv_dy);
+                    target += coefficient[TERMS * k + m] * value;
                 }
             }
             // Force the face; the momentum removed goes to the body's force.
             rate = (q[c] - step - target) / dt;
             q[c] = target + step;
-        } else if (k >= forced && k < forced + resets && dt > R(0)) {
-            p[reset_cell[k - forced]] = R(0);
         }
         s_fx[threadIdx.x] = axis == 0 ? rate : R(0);
         s_fy[threadIdx.x] = axis == 0 ? R(0) : rate;
@@ -145,4 +137,5 @@ BLOCK_KERNEL void ins_immersed(real* __restrict__ us, real* __restrict__ vs,
         }
     }
 }
+
 

@@ -15,7 +15,8 @@
 //   ins_immersed        with a body (raw_kernels/fv/immersed.cu): its immersed boundary's
 //                       direct forcing of u*, and per block the force it takes; it runs after
 //                       every update of u* and before the divergence, so the projection follows
-//   ins_divergence      b = -div u*, x = dt p (implicit: x = 0), the pressure solve's guess
+//   ins_divergence      b = -div u* (0 in a body's cells), x = dt p (implicit: x = 0), the
+//                       pressure solve's guess
 //   (the pressure solve A x = b, A = -lap with the wall / outflow kinds, in solvers.linalg,
 //   to a relative tolerance with an absolute floor)
 //   ins_correct         u = u* - grad x, p = x / dt (implicit: p += x / dt), and per block: the
@@ -237,19 +238,20 @@ DEVICE real divergence(const real* __restrict__ u, const real* __restrict__ v, c
          + (v[iv(f, i, j + 1)] - v[iv(f, i, j)]) * inv_dy;
 }
 
-// The pressure system's right-hand side b = -div u* and initial guess: explicit viscosity
-// x = dt p (the total pressure: the solve then starts from the incremental scheme's
-// residual), implicit x = 0 (the increment: u* already holds -dt grad p^n). One thread a cell.
+// The pressure system's right-hand side b = -div u* where continuity holds (fluid[c]; 0 in a
+// body's cells, fv/immersed.cu) and initial guess: explicit viscosity x = dt p (the total
+// pressure: the solve then starts from the incremental scheme's residual), implicit x = 0
+// (the increment: u* already holds -dt grad p^n). One thread a cell.
 KERNEL void ins_divergence(const real* __restrict__ us, const real* __restrict__ vs,
                            const real* __restrict__ p, const real* __restrict__ dt_now,
-                           real* __restrict__ b, real* __restrict__ x, int nx, int ny,
-                           real inv_dx, real inv_dy)
+                           const int* __restrict__ fluid, real* __restrict__ b,
+                           real* __restrict__ x, int nx, int ny, real inv_dx, real inv_dy)
 {
     const Faces f = {nx, ny, nx + 1 + 2 * G, nx + 2 * G};
     const int i = blockIdx.x * BX + threadIdx.x, j = blockIdx.y * BY + threadIdx.y;
     if (i >= nx || j >= ny) return;
     const int c = i + nx * j;
-    b[c] = -divergence(us, vs, f, i, j, inv_dx, inv_dy);
+    b[c] = fluid[c] ? -divergence(us, vs, f, i, j, inv_dx, inv_dy) : R(0);
 #if IMPLICIT
     (void)p;
     (void)dt_now;
@@ -259,23 +261,23 @@ KERNEL void ins_divergence(const real* __restrict__ us, const real* __restrict__
 #endif
 }
 
-
 // u = u* - grad x, p = x / dt (implicit: p += x / dt), one thread per (i, j) as ins_predict.
 // Cell (i, j) of x is x[x0 + i + xs j]: the pressure solve's vector (xs = nx, x0 = 0), or on a
 // decomposed grid's block a copy padded by one halo cell (xs = nx + 2, x0 = nx + 3), which
-// the gradients at halo sides read. Per block: the largest
-// stability rate max(|u|/dx + |v|/dy, rate_floor) + diffusion_rate into rates[block] (the
-// clock's dt comes from them), and into partials[k * blocks + block] the maxima of k = 0
-// |u_new - u_ref|, 1 |u_new|, 2 |div u_new| over the block's faces and cells. With refresh[0]
-// set (by ins_finish), the new velocity becomes the reference (u_ref, v_ref).
+// the gradients at halo sides read. Per block: the largest stability rate max(|u|/dx + |v|/dy,
+// rate_floor) + diffusion_rate into rates[block] (the clock's dt comes from them), and into
+// partials[k * blocks + block] the maxima of k = 0 |u_new - u_ref|, 1 |u_new|, 2 |div u_new|
+// over the block's faces and fluid cells (as ins_divergence's). With refresh[0] set (by
+// ins_finish), the new velocity becomes the reference (u_ref, v_ref).
 BLOCK_KERNEL void ins_correct(real* __restrict__ u, real* __restrict__ v,
                               const real* __restrict__ us, const real* __restrict__ vs,
                               const real* __restrict__ x, int xs, int x0, real* __restrict__ p,
-                              const real* __restrict__ dt_now, int nx, int ny, real inv_dx,
-                              real inv_dy, int kx_lo, int kx_hi, int ky_lo, int ky_hi,
-                              real diffusion_rate, real rate_floor, real* __restrict__ rates,
-                              real* __restrict__ partials, real* __restrict__ u_ref,
-                              real* __restrict__ v_ref, const int* __restrict__ refresh)
+                              const real* __restrict__ dt_now, const int* __restrict__ fluid,
+                              int nx, int ny, real inv_dx, real inv_dy, int kx_lo, int kx_hi,
+                              int ky_lo, int ky_hi, real diffusion_rate, real rate_floor,
+                              real* __restrict__ rates, real* __restrict__ partials,
+                              real* __restrict__ u_ref, real* __restrict__ v_ref,
+                              const int* __restrict__ refresh)
 {
     __shared__ real s_rate[THREADS];
     __shared__ real s_change[THREADS];
@@ -320,7 +322,8 @@ BLOCK_KERNEL void ins_correct(real* __restrict__ u, real* __restrict__ v,
             const bool hn = face_gradient(x, j + 1, ny, xs, x0 + i, ky_lo, ky_hi, inv_dy, &gn);
             const real ue = he ? us[iu(f, i + 1, j)] - ge : us[iu(f, i + 1, j)];
             const real vn = hn ? vs[iv(f, i, j + 1)] - gn : vs[iv(f, i, j + 1)];
-            div = fabs((ue - u[iu(f, i, j)]) * inv_dx + (vn - v[iv(f, i, j)]) * inv_dy);
+            div = fluid[i + nx * j] ? fabs((ue - u[iu(f, i, j)]) * inv_dx
+                                           + (vn - v[iv(f, i, j)]) * inv_dy) : R(0);
         }
         // A non-finite velocity or divergence (NaN, which fmax would skip, or an overflow)
         // makes every maximum of the block infinite: finish_dt then stops the run as

@@ -4,6 +4,8 @@ forcing kernel (raw_kernels/fv/immersed.cu), which also leaves the force's block
 
 import numpy as np
 
+from .immersed import CORNERS, IMAGES
+
 SOURCE = "fv/immersed.cu"
 THREADS = 256  # a power of two (the block sums)
 
@@ -11,14 +13,15 @@ THREADS = 256  # a power of two (the block sums)
 def kernel_defines(ghosts, incremental):
     """incremental: u* holds the incremental prediction u* - dt grad p^n already (the implicit
     viscous scheme's predictor), else the forcing subtracts it."""
-    return {"G": ghosts, "THREADS": THREADS, "INCREMENTAL": int(bool(incremental))}
+    return {"G": ghosts, "THREADS": THREADS, "INCREMENTAL": int(bool(incremental)),
+            "TERMS": 2 * CORNERS * IMAGES, "CORNERS": CORNERS}
 
 
 class ImmersedForcing:
     """The forcing of a body's ImmersedBoundary on the face predictions (us, vs) of a solver
-    with `ghosts` ghost layers, with its pressure p (reset in the cells whose faces are all
-    forced; incremental: see kernel_defines): `launch()` (capturable), and `force_partials` (x
-    of every block, then y; `blocks` of them) for the step's last kernel to sum."""
+    with `ghosts` ghost layers, with its pressure p (incremental: see kernel_defines):
+    `launch()` (capturable), and `force_partials` (x of every block, then y; `blocks` of them)
+    for the step's last kernel to sum."""
 
     def __init__(self, backend, dtype, geometry, us, vs, p, dt, ghosts, incremental):
         arrays, counts = geometry.pack(dtype, ghosts)
@@ -32,5 +35,5 @@ class ImmersedForcing:
         kernels = backend.module(SOURCE, dtype, kernel_defines(ghosts, incremental))
         self.launch = kernels.ins_immersed.bind(
             self.blocks, THREADS, us, vs, p, dt, a["face"], a["cells"], a["stencil"],
-            a["coefficient"], a["reset_cell"], *counts, grid.nx, grid.ny, 1.0 / grid.dx,
-            1.0 / grid.dy, self.force_partials)
+            a["coefficient"], *counts, grid.nx, grid.ny, 1.0 / grid.dx, 1.0 / grid.dy,
+            self.force_partials)

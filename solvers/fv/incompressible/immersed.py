@@ -1,33 +1,39 @@
 """The geometry of the incompressible solver's sub-cell immersed boundary: interpolated direct
 forcing driven by a signed distance (Fadlun, Verzicco, Orlandi & Mohd-Yusof 2000, J. Comput.
-Phys. 161, 35-60; the image point along the normal as in Balaras 2004, Comput. Fluids 33,
+Phys. 161, 35-60; image points along the normal as in Balaras 2004, Comput. Fluids 33,
 375-404), set up once on the host in float64 and packed for raw_kernels/fv/immersed.cu.
 
-The faces of each velocity component are
-- forcing points: outside the body (distance phi >= 0) with a neighbour of the same component
-  inside it (phi < 0), along x or y;
-- ghost points: inside with a neighbour outside;
-- solid: the other faces inside, held at the body's velocity, zero;
+Cells are body cells (centre inside the body, distance phi < 0) or fluid cells. Continuity is
+imposed in the fluid cells only: the pressure solve leaves out the divergence of the body
+cells (the solver zeroes its right-hand side there), so the forced faces keep their targets
+once the flow is steady, and no fluid cell loses mass to a body cell's constraint. The faces of
+each velocity component are
+- forced: beside a body cell along the component's axis; of them
+  - forcing points (phi >= 0) and ghost points (phi < 0): between a body and a fluid cell, or
+    with a neighbour of the same component along x or y that is not forced;
+  - solid: the others, held at the body's velocity, zero;
 - fluid: the rest.
 Faces on the domain's boundary (a component's two ends along its own axis) keep their
 boundary condition and are none of these.
 
 A forcing or ghost point x_f at distance d_f = phi(x_f) takes the velocity of the flow near a
-wall at rest, extended smoothly through it: from the velocity U at its image point
-x_ip = x_f + s n along the normal n = grad phi / |grad phi|, at the distance d_ip = d_f + s,
-the tangential part linear in the distance and the normal part quadratic (continuity makes
-d u_n / dn vanish on a wall at rest):
-    u_f = a (U - (U.n) n) + a^2 (U.n) n,  a = d_f / d_ip.
-On a ghost point (a < 0) that is the odd extension of the tangential flow and the even one of
-the normal flow, which keeps the cells cut by the surface nearly divergence-free. U is the
-bilinear interpolation of the u faces and of the v faces around x_ip. The step s is the
-shortest of STEPS (quarter cells) whose two stencils hold fluid faces only: no stencil touches
-a forced face, so one pass sets every forced face, with no iteration and no dependence on
-order. A stencil may use boundary faces whose value is fixed before the step (walls, slip
-sides, inflow), never periodic or outflow ones.
-
-Cells whose four faces are all forced (inside the body, or cut by its surface) hold a pressure
-that acts on nothing but forced faces: the forcing kernel resets it (see immersed.cu).
+wall at rest, extended smoothly through it, from the velocities U_m at IMAGES image points
+x_m = x_f + s_m n along the normal n = grad phi / |grad phi| (s_m = s_1 + (m - 1)
+IMAGE_SPACING cells), at the distances d_m = d_f + s_m: the tangential part a polynomial
+through 0 at the wall and the images, the normal part d^2 times a polynomial through the
+images (continuity makes d u_n / dn vanish on a wall at rest); fewer images where the body
+comes too close to itself or to the domain's sides for IMAGES:
+    u_f = sum over m of  L_m (U_m - (U_m.n) n) + M_m (U_m.n) n,
+    L_m = (d_f / d_m) P_m,  M_m = (d_f / d_m)^2 P_m,  P_m = prod over k != m of
+    (d_f - d_k) / (d_m - d_k).
+U_m is the biquadratic interpolation of the 3 x 3 u faces and of the 3 x 3 v faces nearest
+x_m. With three images the profiles are cubic: a linear profile from bilinear values (second
+order in the velocity, first in the stress next to the wall) made the forces, the lift most,
+depend on where the surface cuts the cells (docs/immersed_lift.md).
+The step s_1 is the shortest of STEPS (quarter cells) whose stencils hold fluid faces
+only: no stencil touches a forced face, so one pass sets every forced face, with no iteration
+and no dependence on order. A stencil may use boundary faces whose value is fixed before the
+step (walls, slip sides, inflow), never periodic or outflow ones.
 """
 
 from dataclasses import dataclass
@@ -37,12 +43,14 @@ import numpy as np
 from .distance import ObstacleError, face_coordinates
 
 SOLID, GHOST, FORCING, FLUID = 0, 1, 2, 3  # the labels of a component's faces
-STEPS = np.arange(2, 25) / 4  # the image point's candidate steps s along the normal, in cells
+STEPS = np.arange(2, 25) / 4  # the first image point's candidate steps along the normal, cells
+IMAGES = 3  # image points along the normal
+IMAGE_SPACING = 1.0  # cells between them
 NORMAL_STEP = 0.25  # cells: the central differences of grad phi
 GRADIENT_RANGE = (0.5, 1.5)  # |grad phi| of a signed distance (1; less across a kink)
-ROUNDING = 1e-9  # an image point this close (in cells) to a face line lies on it
 COMPONENTS = ("u", "v")
-CORNERS = np.array([[0, 0], [1, 0], [0, 1], [1, 1]])  # a stencil's faces from its lower left
+OFFSETS = np.array([[a, b] for b in (-1, 0, 1) for a in (-1, 0, 1)])  # a stencil's faces
+CORNERS = len(OFFSETS)
 
 
 @dataclass(frozen=True)
@@ -56,23 +64,37 @@ class ComponentForcing:
     points: np.ndarray  # (k, 2) face indices (i, j) of the forcing and ghost points
     distance: np.ndarray  # (k,) d_f = phi at the point
     normal: np.ndarray  # (k, 2) the unit normal grad phi / |grad phi|
-    image: np.ndarray  # (k, 2) the image point x_f + s n
-    image_distance: np.ndarray  # (k,) d_ip = d_f + s
-    stencils: tuple  # per component (u, v): (k, 4, 2) face indices around the image point
-    weights: tuple  # per component: (k, 4) bilinear weights of its stencil
+    image: np.ndarray  # (k, IMAGES, 2) the image points x_f + s_m n
+    image_distance: np.ndarray  # (k, IMAGES) d_m = d_f + s_m (NaN: an image left out)
+    stencils: tuple  # per component (u, v): (k, IMAGES, CORNERS, 2) faces around the images
+    weights: tuple  # per component: (k, IMAGES, CORNERS) biquadratic weights of the stencils
 
     @property
     def coefficients(self):
-        """(k, 2, 4): the point's velocity as a combination of the two stencils' values,
-        u_f = sum over components c and corners m of coefficients[:, c, m] * U_c(stencil)."""
-        a = self.distance / self.image_distance
-        n = self.normal
+        """(k, IMAGES, 2, CORNERS): the point's velocity as a combination of the stencils'
+        values, u_f = sum over images m, components c and faces r of coefficients[:, m, c, r]
+        * U_c(stencil m, face r)."""
+        # Per image: L_m and M_m of the module docstring, then per component c of U_m the
+        # factor L_m delta(axis, c) + (M_m - L_m) n_axis n_c.
+        # (an image left out, NaN, has weight 0 and no part in the others' polynomials)
+        d, images = self.distance, self.image_distance
+        used = ~np.isnan(images)
+        others = used.astype(np.float64)
+        for m in range(IMAGES):
+            for k in range(IMAGES):
+                if k != m:
+                    rows = np.flatnonzero(used[:, m] & used[:, k])
+                    others[rows, m] *= ((d[rows] - images[rows, k])
+                                        / (images[rows, m] - images[rows, k]))
+        ratio = np.where(used, d[:, None] / np.where(used, images, 1.0), 0.0)
+        tangential = ratio * others
+        normal = ratio**2 * others
+        n = self.normal[:, None, :]
         own = np.zeros_like(n)
-        own[:, self.axis] = 1
-        # a (U - (U.n) n) + a^2 (U.n) n, component `axis`: per component c of U the factor
-        # a delta(axis, c) + (a^2 - a) n_axis n_c.
-        factor = a[:, None] * own + ((a * a - a) * n[:, self.axis])[:, None] * n
-        return factor[:, :, None] * np.stack(self.weights, axis=1)
+        own[..., self.axis] = 1
+        factor = (tangential[..., None] * own
+                  + ((normal - tangential) * n[..., self.axis])[..., None] * n)
+        return factor[..., None] * np.stack(self.weights, axis=2)
 
     @property
     def solid(self):
@@ -97,17 +119,26 @@ def _beside(mask):
     return beside
 
 
-def _labels(phi, axis):
-    """SOLID, GHOST, FORCING or FLUID per face of a component."""
-    inside = phi < 0
+def _labels(phi, body, axis):
+    """SOLID, GHOST, FORCING or FLUID per face of a component (phi at its faces) from the body
+    cells (the module docstring's rules)."""
     free = np.zeros(phi.shape, bool)  # the domain's boundary faces
     ends = [slice(None)] * 2
     ends[axis] = [0, -1]
     free[tuple(ends)] = True
+    # The cells below and above each face along the axis (none beyond the domain).
+    pad = [(0, 0), (0, 0)]
+    pad[axis] = (1, 1)
+    cells = np.pad(body, pad)
+    low, high = [slice(None)] * 2, [slice(None)] * 2
+    low[axis], high[axis] = slice(None, -1), slice(1, None)
+    below, above = cells[tuple(low)], cells[tuple(high)]
+    forced = (below | above) & ~free
+    extrapolated = forced & ((below != above) | _beside(~forced & ~free))
     label = np.full(phi.shape, FLUID, np.int8)
-    label[inside & ~free] = SOLID
-    label[inside & _beside(~inside) & ~free] = GHOST
-    label[~inside & _beside(inside) & ~free] = FORCING
+    label[forced] = SOLID
+    label[extrapolated & (phi < 0)] = GHOST
+    label[extrapolated & (phi >= 0)] = FORCING
     return label
 
 
@@ -137,47 +168,51 @@ def _normals(distance, x, y, h):
 
 
 def _stencil(grid, axis, usable, points):
-    """The bilinear stencils of a component around points (k, 2): faces (k, 4, 2), weights
-    (k, 4) and whether every face is usable. A point within ROUNDING of a face line lies on it:
-    along that axis its stencil is the line's faces alone (the corners beyond repeat them with
-    weight 0), the choice a mirror image of the geometry makes too."""
+    """The biquadratic stencils of a component around points (k, 2): the 3 x 3 faces nearest
+    each point (k, CORNERS, 2), their Lagrange weights (k, CORNERS) and whether every face is
+    usable."""
     shape = np.array(usable.shape)
     scaled = (points - _origin(grid, axis)) / np.array([grid.dx, grid.dy])
-    nearest = np.round(scaled)
-    scaled = np.where(np.abs(scaled - nearest) < ROUNDING, nearest, scaled)
-    low = np.floor(scaled).astype(int)
-    fraction = scaled - low
-    reach = low + (fraction > 0)  # the upper face along each axis (low itself on a line)
-    fits = (low >= 0).all(axis=1) & (reach < shape).all(axis=1)
-    low, reach = np.clip(low, 0, shape - 1), np.clip(reach, 0, shape - 1)
-    faces = np.where(CORNERS[None] == 0, low[:, None], reach[:, None])
+    centre = np.round(scaled).astype(int)
+    t = scaled - centre  # within half a face of the centre face, per axis
+    faces = centre[:, None] + OFFSETS[None]
+    fits = ((faces >= 0) & (faces < shape)).all(axis=(1, 2))
+    faces = np.clip(faces, 0, shape - 1)
     fits &= usable[faces[..., 0], faces[..., 1]].all(axis=1)
-    fx, fy = fraction.T
-    weights = np.stack([(1 - fx) * (1 - fy), fx * (1 - fy), (1 - fx) * fy, fx * fy], axis=-1)
+    lagrange = [np.stack([t[:, a] * (t[:, a] - 1) / 2, 1 - t[:, a] ** 2,
+                          t[:, a] * (t[:, a] + 1) / 2], axis=-1) for a in (0, 1)]
+    weights = (lagrange[0][:, None, :] * lagrange[1][:, :, None]).reshape(-1, CORNERS)
     return faces, weights, fits
 
 
 def _images(grid, usable, axis, positions, distance, normal):
-    """Per point: the shortest step of STEPS (in length) whose image point lies at least half
-    a cell outside the body and has usable u and v stencils, and those stencils ((k, 4, 2)
-    faces and (k, 4) weights per component)."""
+    """Per point: the shortest step s of STEPS (in length) whose image points, at s, s +
+    IMAGE_SPACING cells, ... along the normal, lie at least half a cell outside the body and
+    have usable u and v stencils, IMAGES of them where they fit, else fewer: their steps (k,
+    IMAGES; NaN for an image left out) and stencils ((k, IMAGES, CORNERS, 2) faces and (k,
+    IMAGES, CORNERS) weights per component, face (0, 0) and weight 0 for an image left out)."""
     count, h = len(positions), max(grid.dx, grid.dy)
-    step = np.full(count, np.nan)
-    faces = [np.zeros((count, 4, 2), int) for _ in usable]
-    weights = [np.zeros((count, 4)) for _ in usable]
+    steps = np.full((count, IMAGES), np.nan)
+    faces = [np.zeros((count, IMAGES, CORNERS, 2), int) for _ in usable]
+    weights = [np.zeros((count, IMAGES, CORNERS)) for _ in usable]
     todo = np.ones(count, bool)
-    for s in STEPS * h:
-        which = np.flatnonzero(todo)
-        image = positions[which] + s * normal[which]
-        found = [_stencil(grid, c, usable[c], image) for c in (0, 1)]
-        placed = found[0][2] & found[1][2] & (distance[which] + s >= h / 2)
-        for c, (stencil, weight, _) in enumerate(found):
-            faces[c][which[placed]] = stencil[placed]
-            weights[c][which[placed]] = weight[placed]
-        step[which[placed]] = s
-        todo[which[placed]] = False
-        if not todo.any():
-            return step, tuple(faces), tuple(weights)
+    for images in range(IMAGES, 0, -1):  # fewer image points where more do not fit
+        for s in STEPS * h:
+            which = np.flatnonzero(todo)
+            offsets = s + IMAGE_SPACING * h * np.arange(images)
+            found = [[_stencil(grid, c, usable[c], positions[which] + step * normal[which])
+                      for c in (0, 1)] for step in offsets]
+            placed = distance[which] + s >= h / 2
+            for image in found:
+                placed &= image[0][2] & image[1][2]
+            for m, image in enumerate(found):
+                for c, (stencil, weight, _) in enumerate(image):
+                    faces[c][which[placed], m] = stencil[placed]
+                    weights[c][which[placed], m] = weight[placed]
+            steps[which[placed], :images] = offsets
+            todo[which[placed]] = False
+            if not todo.any():
+                return steps, tuple(faces), tuple(weights)
     k = np.flatnonzero(todo)[0]
     raise ObstacleError(f"no fluid stencil for the image point of the {COMPONENTS[axis]} face at "
                         f"({positions[k, 0]:.6g}, {positions[k, 1]:.6g}): the obstacle comes "
@@ -186,14 +221,16 @@ def _images(grid, usable, axis, positions, distance, normal):
 
 class ImmersedBoundary:
     """The immersed boundary of a body on a MAC grid: `components` (u, v) as ComponentForcing,
-    `reset_cells` (the cells whose four faces are forced, [i, j] mask), and `pack()`, the
-    arrays of the forcing kernel. fixed_sides: per side (x_lo, x_hi, y_lo, y_hi), whether its
-    boundary faces hold a value fixed before the step (usable in a stencil)."""
+    `body_cells` (the cells whose centre is inside, [i, j] mask: no continuity there), and
+    `pack()`, the arrays of the forcing kernel. fixed_sides: per side (x_lo, x_hi, y_lo,
+    y_hi), whether its boundary faces hold a value fixed before the step (usable in a
+    stencil)."""
 
     def __init__(self, grid, distance, fixed_sides):
         self.grid = grid
         coordinates = face_coordinates(grid)
-        labels = [_labels(np.asarray(distance(x, y), np.float64), axis)
+        self.body_cells = np.asarray(distance(*grid.centres()), np.float64) < 0
+        labels = [_labels(np.asarray(distance(x, y), np.float64), self.body_cells, axis)
                   for axis, (x, y) in enumerate(coordinates)]
         usable = [_usable(label, axis, fixed_sides) for axis, label in enumerate(labels)]
         components = []
@@ -203,34 +240,31 @@ class ImmersedBoundary:
             d = np.asarray(distance(positions[:, 0], positions[:, 1]), np.float64)
             normal = _normals(distance, positions[:, 0], positions[:, 1],
                               min(grid.dx, grid.dy))
-            step, faces, weights = _images(grid, usable, axis, positions, d, normal)
+            steps, faces, weights = _images(grid, usable, axis, positions, d, normal)
             components.append(ComponentForcing(axis, label, points, d, normal,
-                                               positions + step[:, None] * normal, d + step,
+                                               positions[:, None] + steps[..., None]
+                                               * normal[:, None], d[:, None] + steps,
                                                faces, weights))
         self.components = tuple(components)
-        forced = [label != FLUID for label in labels]
-        self.reset_cells = forced[0][:-1] & forced[0][1:] & forced[1][:, :-1] & forced[1][:, 1:]
 
     def _pressure_cells(self, axis, faces):
         """The cells (i + nx j) below and above each face (k, 2) of a component along its
-        axis, -1 for a reset cell."""
+        axis."""
         nx = self.grid.nx
         cells = []
         for shift in (1, 0):
             ij = faces.copy()
             ij[:, axis] -= shift
-            cells.append(np.where(self.reset_cells[ij[:, 0], ij[:, 1]], -1,
-                                  ij[:, 0] + nx * ij[:, 1]))
+            cells.append(ij[:, 0] + nx * ij[:, 1])
         return np.stack(cells, axis=1)
 
     def pack(self, dtype, ghosts):
         """The forcing kernel's arrays (raw_kernels/fv/immersed.cu). Forced faces in the order
         forcing and ghost points of u, of v, then solid faces of u, of v: face (the flat index
         into us / vs, whose layout has `ghosts` layers, x fastest) and cells (the two cells
-        of its pressure difference, -1 for a reset cell); per forcing or ghost point,
-        stencil (4 u faces then 4 v faces, flat) and coefficient (their 8 coefficients);
-        reset_cell (i + nx j). Returns (arrays, counts: forcing and ghost points, of them u;
-        solid faces, of them u; reset cells)."""
+        of its pressure difference); per forcing or ghost point, stencil (per image CORNERS u
+        faces then CORNERS v faces, flat) and coefficient (theirs). Returns (arrays, counts:
+        forcing and ghost points, of them u; solid faces, of them u)."""
         extrapolated, solid = self.components, self.components
         strides = [c.label.shape[0] + 2 * ghosts for c in self.components]
 
@@ -242,16 +276,14 @@ class ImmersedBoundary:
             "face": np.concatenate([flat(a, ij) for a, ij in groups]),
             "cells": np.concatenate([self._pressure_cells(a, ij) for a, ij in groups]),
             "stencil": np.concatenate([np.concatenate([flat(0, c.stencils[0]),
-                                                       flat(1, c.stencils[1])], axis=1)
-                                       for c in extrapolated]),
-            "coefficient": np.concatenate([c.coefficients.reshape(-1, 8)
+                                                       flat(1, c.stencils[1])], axis=2)
+                                       .reshape(-1, 2 * CORNERS * IMAGES) for c in extrapolated]),
+            "coefficient": np.concatenate([c.coefficients.reshape(-1, 2 * CORNERS * IMAGES)
                                            for c in extrapolated]).astype(dtype),
-            "reset_cell": np.flatnonzero(self.reset_cells.T.ravel()),
         }
-        for name in ("face", "cells", "stencil", "reset_cell"):
+        for name in ("face", "cells", "stencil"):
             arrays[name] = arrays[name].reshape(-1).astype(np.int32)
         arrays["coefficient"] = arrays["coefficient"].reshape(-1)
         counts = (sum(len(c.points) for c in extrapolated), len(extrapolated[0].points),
-                  sum(len(c.solid) for c in solid), len(solid[0].solid),
-                  len(arrays["reset_cell"]))
+                  sum(len(c.solid) for c in solid), len(solid[0].solid))
         return arrays, counts

@@ -22,13 +22,14 @@ launch each, in this order):
 - A body (obstacle) is a sub-cell immersed boundary, one launch on the predicted velocity
   after the predictor and before the divergence, so that the projection follows it:
   interpolated direct forcing from the body's signed distance (Fadlun et al. 2000, Balaras
-  2004; geometry in immersed.py, kernel in immersed.cu). The faces next to the surface, outside
-  (forcing points) and inside (ghost points), take the velocity of a wall at rest extended
-  through it from an image point along the normal (tangential part linear in the distance,
-  normal part quadratic); the faces deeper inside are held at rest. What is forced is the
-  incremental prediction u* - dt grad p^n, so the correction changes a forced face by the
-  pressure increment only. The force on the body is the momentum the forcing removes per unit
-  time, summed on the device every step (drag and lift coefficients 2 F / (U_ref^2 L_ref)).
+  2004; geometry in immersed.py, kernel in immersed.cu). The faces beside the cells whose
+  centre is inside (body cells) are forced: next to the fluid, outside (forcing points) and
+  inside (ghost points), to the velocity of a wall at rest extended through it from two image
+  points along the normal (quadratic profiles); deeper inside to rest. What is forced is the
+  incremental prediction u* - dt grad p^n, and the body cells' divergence is left out of the
+  pressure solve, so the correction changes a forced face by the pressure increment only.
+  The force on the body is the momentum the forcing removes per unit time, summed on the
+  device every step (drag and lift coefficients 2 F / (U_ref^2 L_ref)).
 - Steady state: the relative change of the velocity per unit time, max|u - u_ref| / ((t - t_ref)
   max|u|) over windows of `steady_window` simulated time (default 0.1 L_ref / U_ref; over one
   step, the pressure solve's tolerance would set a floor of about rtol / dt), is computed on the
@@ -221,7 +222,10 @@ class IncompressibleSolver(MacFlow, MacState, TimeDependentSolver):
 
         # The body's immersed boundary: its forcing launch (on u* after the viscous stage) and
         # force partials.
+        # Continuity holds in the fluid cells: all of them (of this rank's block), or those
+        # outside the body.
         self.immersed = None
+        self.fluid_cells = np.ones(local.shape, bool)
         if self.has_obstacle:
             fixed = [kind in ("wall", "slip", "inflow") for kind in self.boundaries.kinds]
             geometry = ImmersedBoundary(grid, body_distance(grid, obstacle, obstacle_distance),
@@ -229,6 +233,8 @@ class IncompressibleSolver(MacFlow, MacState, TimeDependentSolver):
             self.immersed = ImmersedForcing(b, dtype, geometry, self.us, self.vs, self.p,
                                             self.clock.dt, G, self.implicit)
             self._forcing = (self.immersed.launch,)
+            self.fluid_cells = ~geometry.body_cells
+        fluid = b.to_device(self.fluid_cells.T.ravel().astype(np.int32))
         force_partials, force_blocks = ((self.immersed.force_partials, self.immersed.blocks)
                                         if self.immersed else (b.zeros((2,), dtype), 0))
 
@@ -250,7 +256,7 @@ class IncompressibleSolver(MacFlow, MacState, TimeDependentSolver):
         solver = self.pressure
         self._divergence = k.ins_divergence.bind(
             (_blocks(nx, BLOCK[0]), _blocks(ny, BLOCK[1])), BLOCK, self.us, self.vs, self.p,
-            self.clock.dt, solver.b, solver.x, nx, ny, inv_dx, inv_dy)
+            self.clock.dt, fluid, solver.b, solver.x, nx, ny, inv_dx, inv_dy)
         # The solution x as the correction reads it (a decomposed grid's: padded, its halo
         # swapped), and the parts of the solve.
         x, solve = (solver.x, nx, 0), []
@@ -259,8 +265,9 @@ class IncompressibleSolver(MacFlow, MacState, TimeDependentSolver):
             x = (padded, nx + 2, nx + 3)
         self._correct = k.ins_correct.bind(
             self.face_grid, BLOCK, self.u, self.v, self.us, self.vs, *x, self.p,
-            self.clock.dt, nx, ny, inv_dx, inv_dy, *codes, self.diffusion_rate, self.rate_floor,
-            self.clock.rates, self.partials, self.u_ref, self.v_ref, self.refresh)
+            self.clock.dt, fluid, nx, ny, inv_dx, inv_dy, *codes, self.diffusion_rate,
+            self.rate_floor, self.clock.rates, self.partials, self.u_ref, self.v_ref,
+            self.refresh)
         viscous_solver = self.viscous.solver if self.implicit else solver  # (unused if explicit)
         # The step's maxima: a decomposed grid's are every block's (after host work).
         maxima, step_maxima = (self.partials, blocks), []
