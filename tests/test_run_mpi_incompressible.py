@@ -138,3 +138,12 @@ def test_decomposed_cavity_on_one_gpu_equals_single_rank(tmp_path):
     assert split.returncode == 0, split.stderr
     _assert_close(_datasets(tmp_path / "one" / "cavity_re100.h5"),
                   _datasets(tmp_path / "two" / "cavity_re100.h5"))
+
+
+def test_checkpoints_are_refused_on_several_ranks(tmp_path):
+    """Its checkpoint would hold one block: refused with one line before any run."""
+    result = _run("cavity_re100", [*CAVITY[:3], "output.checkpoint_interval=0.1"], tmp_path,
+                  ranks=2, timeout=60)
+    assert result.returncode == 2, result.stderr
+    lines = [line for line in result.stderr.splitlines() if line.startswith("solvers:")]
+    assert len(lines) == 1 and "checkpoint" in lines[0] and "several MPI ranks" in lines[0]

@@ -181,6 +181,7 @@ class EulerSolver(TimeDependentSolver):
     """
 
     name = "euler"
+    decomposed_checkpoints = True  # checkpoint() gathers a decomposed grid's whole state
 
     def __init__(self, grid: StructuredGrid, boundary: dict, gamma: float = 1.4,
                  reconstruction: str = "muscl", limiter: str = "mc", riemann: str = "hllc",

@@ -75,6 +75,11 @@ class CaseRun:
                                    or not checkpoints.supports_checkpoints(self.solver)):
             raise case.error("output", "checkpoint_interval", f"the {self.solver.name} solver "
                              "does not write checkpoints")
+        # A decomposed solver's checkpoint must hold the whole grid (gathered from the blocks).
+        if self.comm is not None and (self.checkpointing or restart is not None) and not \
+                getattr(self.solver, "decomposed_checkpoints", False):
+            raise case.error("output", "checkpoint_interval", f"the {self.solver.name} solver "
+                             "does not write or read checkpoints on several MPI ranks yet")
         self.restart = checkpoints.restore(self, restart) if restart is not None else None
 
     def _build(self, case):
