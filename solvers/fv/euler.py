@@ -307,7 +307,6 @@ class EulerSolver(TimeDependentSolver):
         conserved = np.stack([rho, *momentum, energy])
         self.set_conserved(conserved, t)
 
-
     def set_conserved(self, conserved, t=0.0):
         """Set the state from conserved variables of shape (nvar, *grid.shape)."""
         shape = (self.nvar, *self.grid.shape)
