@@ -32,7 +32,6 @@
 #include "reduce.h"
 #include "clock.h"
 #include "mac.h"
-#include "mac_finish.h"
 
 #if !defined(BX) || !defined(BY)
 #error "BX and BY (the threads of a face block along x and y) must be defined"
@@ -50,6 +49,8 @@
 #define HIST_STATUS 7    // pressure solve status (1 converged)
 #define HIST_VISCOUS 8   // viscous stage iterations (0 with explicit viscosity)
 #define HIST_COLS 9
+// mac_finish.h reads the HIST_ columns.
+#include "mac_finish.h"
 
 // diag (double[8]): DIAG_* of mac_finish.h.
 // dt_prev (real[1]): dt of the previous step (0: none yet, AB2 starts as forward Euler); real,
@@ -381,20 +382,12 @@ REDUCTION BLOCK_KERNEL void ins_finish(const real* __restrict__ partials, int bl
     __shared__ double s_fy[THREADS];
     PHASE {
         const int t = threadIdx.x;
-        real change = R(0), speed = R(0), div = R(0);
+        fold_step_maxima(partials, blocks, t, s_change, s_speed, s_div);
         double fx = 0.0, fy = 0.0;
-        for (int k = t; k < blocks; k += THREADS) {
-            change = fmax(change, partials[k]);
-            speed = fmax(speed, partials[blocks + k]);
-            div = fmax(div, partials[2 * blocks + k]);
-        }
         for (int k = t; k < force_blocks; k += THREADS) {
             fx += (double)force_partials[k];
             fy += (double)force_partials[force_blocks + k];
         }
-        s_change[t] = change;
-        s_speed[t] = speed;
-        s_div[t] = div;
         s_fx[t] = fx;
         s_fy[t] = fy;
     }
@@ -405,28 +398,12 @@ REDUCTION BLOCK_KERNEL void ins_finish(const real* __restrict__ partials, int bl
     block_sum(s_fy);
     PHASE {
         if (threadIdx.x == 0) {
-            const double dt = ctrl[CTRL_DT];
-            // A non-finite field (ins_correct left infinite maxima) has diverged: the clock's
-            // status says so at once (finish_dt would at the next step), and it is not steady.
-            const bool finite = s_speed[0] < REAL_INF && s_change[0] < REAL_INF;
-            if (!finite) ctrl[CTRL_STATUS] = 1.0;
-            // A step after the stop time (dt = 0) changes nothing and records nothing.
-            if (dt > 0.0) {
-                const double rate = change_rate(ctrl, diag, s_change[0], s_speed[0]);
-                const int iterations = (int)krylov_state[4];
-                const int status = krylov_done[0];
-                double* row = history + HIST_COLS * ((long long)diag[DIAG_ROWS] % hist_rows);
-                row[HIST_T] = ctrl[CTRL_T];
-                row[HIST_DT] = dt;
+            double* row = record_step(ctrl, diag, history, hist_rows, s_change[0], s_speed[0],
+                                      s_div[0], krylov_state, krylov_done, viscous_state,
+                                      viscous_done, dt_prev, refresh, steady_tol, window);
+            if (row) {
                 row[HIST_FX] = s_fx[0] * cell_area;
                 row[HIST_FY] = s_fy[0] * cell_area;
-                row[HIST_CHANGE] = rate;
-                row[HIST_DIV] = (double)s_div[0];
-                row[HIST_ITER] = (double)iterations;
-                row[HIST_STATUS] = (double)status;
-                record_viscous(row, HIST_VISCOUS, diag, viscous_state, viscous_done);
-                close_step_record(ctrl, diag, dt_prev, refresh, rate, finite, iterations, status,
-                                  steady_tol, window, dt);
             }
         }
     }

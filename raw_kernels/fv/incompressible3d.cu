@@ -30,7 +30,6 @@
 #include "reduce.h"
 #include "clock.h"
 #include "mac3.h"
-#include "mac_finish.h"
 #include "viscous_rows.h"
 
 #if !defined(BX) || !defined(BY) || !defined(BZ)
@@ -51,6 +50,8 @@
 #define HIST_ENERGY 6    // kinetic energy per unit volume of u^{n+1}, 1/V sum |u|^2 / 2 dV
 #define HIST_VISCOUS 7   // viscous stage iterations (0 with explicit viscosity)
 #define HIST_COLS 8
+// mac_finish.h reads the HIST_ columns.
+#include "mac_finish.h"
 
 // diag (double[8]): DIAG_* of mac_finish.h
 
@@ -377,17 +378,9 @@ REDUCTION BLOCK_KERNEL void ins3_finish(const real* __restrict__ partials, int b
     __shared__ double s_energy[THREADS];
     PHASE {
         const int t = threadIdx.x;
-        real change = R(0), speed = R(0), div = R(0);
+        fold_step_maxima(partials, blocks, t, s_change, s_speed, s_div);
         double energy = 0.0;
-        for (int k = t; k < blocks; k += THREADS) {
-            change = fmax(change, partials[k]);
-            speed = fmax(speed, partials[blocks + k]);
-            div = fmax(div, partials[2 * blocks + k]);
-            energy += (double)partials[3 * blocks + k];
-        }
-        s_change[t] = change;
-        s_speed[t] = speed;
-        s_div[t] = div;
+        for (int k = t; k < blocks; k += THREADS) energy += (double)partials[3 * blocks + k];
         s_energy[t] = energy;
     }
     block_max(s_change);
@@ -396,26 +389,10 @@ REDUCTION BLOCK_KERNEL void ins3_finish(const real* __restrict__ partials, int b
     block_sum(s_energy);
     PHASE {
         if (threadIdx.x == 0) {
-            const double dt = ctrl[CTRL_DT];
-            const bool finite = s_speed[0] < REAL_INF && s_change[0] < REAL_INF;
-            if (!finite) ctrl[CTRL_STATUS] = 1.0;
-            // A step after the stop time (dt = 0) changes nothing and records nothing.
-            if (dt > 0.0) {
-                const double rate = change_rate(ctrl, diag, s_change[0], s_speed[0]);
-                const int iterations = (int)krylov_state[4];
-                const int status = krylov_done[0];
-                double* row = history + HIST_COLS * ((long long)diag[DIAG_ROWS] % hist_rows);
-                row[HIST_T] = ctrl[CTRL_T];
-                row[HIST_DT] = dt;
-                row[HIST_CHANGE] = rate;
-                row[HIST_DIV] = (double)s_div[0];
-                row[HIST_ITER] = (double)iterations;
-                row[HIST_STATUS] = (double)status;
-                row[HIST_ENERGY] = s_energy[0];
-                record_viscous(row, HIST_VISCOUS, diag, viscous_state, viscous_done);
-                close_step_record(ctrl, diag, dt_prev, refresh, rate, finite, iterations, status,
-                                  steady_tol, window, dt);
-            }
+            double* row = record_step(ctrl, diag, history, hist_rows, s_change[0], s_speed[0],
+                                      s_div[0], krylov_state, krylov_done, viscous_state,
+                                      viscous_done, dt_prev, refresh, steady_tol, window);
+            if (row) row[HIST_ENERGY] = s_energy[0];
         }
     }
 }
