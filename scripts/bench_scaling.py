@@ -28,7 +28,7 @@ from pathlib import Path
 import benchrun
 import numpy as np
 
-from solvers.backend.mpi import mpiexec
+from solvers.backend.mpi import max_op, mpiexec
 
 ROOT = Path(__file__).resolve().parents[1]
 STEPS_PER_GRAPH = 10
@@ -132,12 +132,6 @@ def rank_part(args):
                           "dims": None if block is None else block.dims, "shared": shared,
                           "bytes_sent_per_step": int(sent),
                           "device": solver.backend.describe()["device"]}), flush=True)
-
-
-def max_op():
-    from solvers.backend.mpi import max_op as op
-
-    return op()
 
 
 # -- the driver -------------------------------------------------------------------------------

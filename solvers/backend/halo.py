@@ -77,6 +77,10 @@ class PaddedHalo:
             cross = self.size // self.extents[axis]
             self.axes.append((axis, lo, hi, backend.zeros((2 * cross,), self.dtype),
                               backend.zeros((2 * cross,), self.dtype)))
+        # Page-locked host copies of each axis' buffers, through which MPI swaps them.
+        self.staged = [(backend.pinned(send.shape, self.dtype),
+                        backend.pinned(receive.shape, self.dtype))
+                       for _, _, _, send, receive in self.axes]
 
     def zeros(self):
         """A padded array of zeros (halo included)."""
@@ -86,22 +90,24 @@ class PaddedHalo:
         """A callable that fills the halo of the padded `array` from the neighbours' blocks
         (host work between launches: not capturable)."""
         check_vector(self.backend, array, self.size, self.dtype, "array")
-        steps = []
-        for axis, lo, hi, send, receive in self.axes:
+        b, steps = self.backend, []
+        for (axis, lo, hi, send, receive), (out, into) in zip(self.axes, self.staged):
             blocks = -(-send.size // THREADS)
             sides = int(lo is not None) | int(hi is not None) << 1
             pack = self.kernels.halo_pack.bind(blocks, THREADS, array, send, *self.extents, axis)
             unpack = self.kernels.halo_unpack.bind(blocks, THREADS, array, receive,
                                                    *self.extents, axis, sides)
-            steps.append((pack, lo, hi, send, receive, unpack))
+            steps.append(([pack, b.bind_copy(out, send)], lo, hi, out, into,
+                          [b.bind_copy(receive, into), unpack]))
         return lambda: self._exchange(steps)
 
     def _exchange(self, steps):
         null = proc_null()
-        for pack, lo, hi, send, receive, unpack in steps:
-            pack()
-            out = self.backend.to_host(send).reshape(2, -1)
-            into = np.empty_like(out)
+        for before, lo, hi, out, into, after in steps:
+            for launch in before:
+                launch()
+            self.backend.synchronize()  # the packed layers are in `out`
+            out, into = out.reshape(2, -1), into.reshape(2, -1)
             lo = null if lo is None else lo
             hi = null if hi is None else hi
             # The low layer goes to the low neighbour, whose high halo it fills; and back.
@@ -109,8 +115,8 @@ class PaddedHalo:
                                recvtag=0)
             self.comm.Sendrecv(out[1], dest=hi, sendtag=1, recvbuf=into[0], source=lo,
                                recvtag=1)
-            self.backend.write(receive, into.ravel())
-            unpack()
+            for launch in after:
+                launch()
 
     def bind_copy(self, packed, padded, to_padded):
         """A launch copying the block's cells between `packed` (i + nx (j + ny k)) and the

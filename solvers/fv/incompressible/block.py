@@ -108,14 +108,15 @@ class MacBlock:
             parts.append(kernel.bind(-(-total // THREADS), THREADS, u, v, buffers[-1],
                                      self._tables[-1], len(table), total, u.shape[1],
                                      v.shape[1], int(not send)))
-        self._send, self._receive = buffers
-        return [parts[0], HostWork(self._swap_velocity), parts[1]]
+        # Staged through page-locked host copies: pack, copy out, MPI, copy in, unpack.
+        send, receive = buffers
+        self._sent, self._received = (b.pinned(a.shape, self.dtype) for a in buffers)
+        return [parts[0], b.bind_copy(self._sent, send), HostWork(self._swap_velocity),
+                b.bind_copy(receive, self._received), parts[1]]
 
     def _swap_velocity(self):
-        sent = self.backend.to_host(self._send)
-        received = np.empty_like(sent)
-        swap_sides(self.comm, self.neighbours, sent, received, self._offsets)
-        self.backend.write(self._receive, received)
+        self.backend.synchronize()
+        swap_sides(self.comm, self.neighbours, self._sent, self._received, self._offsets)
 
     # -- the pressure solve and the step's maxima ------------------------------------------------
     def pressure_parts(self, solver):
