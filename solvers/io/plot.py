@@ -13,14 +13,14 @@ MAX_PANEL_CELLS = 512  # per axis: about one a pixel
 
 
 def _matplotlib():
-    """The Figure class plots build (a PlotFigure: matplotlib's, with an Agg canvas)."""
+    """The module of the figures plots build (solvers.io.figure: matplotlib's, drawn by Agg)."""
     try:
         import matplotlib.figure  # noqa: F401  (raises here, not only at figure's first import)
 
-        from .figure import PlotFigure
+        from . import figure
     except ImportError as error:
         raise ImportError("plotting needs matplotlib: pip install matplotlib") from error
-    return PlotFigure
+    return figure
 
 
 def _coarsen(values, x_nodes, y_nodes, limit=MAX_PANEL_CELLS):
@@ -68,16 +68,16 @@ def field_figure(grid, fields, names, title, streamlines=None):
     if hasattr(grid, "cells"):  # an unstructured mesh of the finite-element solvers
         from .plot_unstructured import mesh_figure
         return mesh_figure(grid, fields, names, title)
-    Figure = _matplotlib()
+    figure = _matplotlib()
     # A vector field (a trailing axis of components) is drawn as its magnitude.
     fields = {name: np.linalg.norm(fields[name], axis=-1)
               if np.ndim(fields[name]) > grid.ndim else fields[name] for name in names}
     if grid.ndim == 3:
-        return _midplane_figure(Figure, grid, fields, names, title)
+        return _midplane_figure(figure, grid, fields, names, title)
     n = len(names)
 
     if grid.ndim == 1:
-        fig = Figure(figsize=(7, 1.0 + 2.0 * n), layout="constrained")
+        fig = figure.PlotFigure(figsize=(7, 1.0 + 2.0 * n), layout="constrained")
         axes = fig.subplots(n, 1, sharex=True, squeeze=False)[:, 0]
         x = grid.x_centres()
         for ax, name in zip(axes, names):
@@ -85,61 +85,56 @@ def field_figure(grid, fields, names, title, streamlines=None):
             ax.set_ylabel(name)
             ax.grid(alpha=0.3)
         axes[-1].set_xlabel("x")
-    else:
-        # Panel layout from the domain's aspect: wide domains in one column, tall ones side by
-        # side; each panel's longer side is `size` inches, plus room for colorbar and labels.
-        aspect = min(max((grid.y[1] - grid.y[0]) / (grid.x[1] - grid.x[0]), 0.1), 5.0)
-        ncols = min(n, 1 if aspect < 0.5 else 2 if aspect <= 1.5 else 4)
-        nrows = math.ceil(n / ncols)
-        size = 7.0 if ncols == 1 else 4.5
-        width, height = (size, size * aspect) if aspect <= 1 else (size / aspect, size)
-        fig = Figure(figsize=(ncols * (width + 1.3), nrows * (height + 0.9) + 0.4),
-                     layout="constrained")
-        axes = fig.subplots(nrows, ncols, squeeze=False).ravel()
-        xn, yn = grid.x_nodes(), grid.y_nodes()
-        for ax, name in zip(axes, names):
-            # pcolormesh wants (ny, nx); fields are (nx, ny). NaN/inf cells are left blank.
-            values, xc, yc = _coarsen(np.asarray(fields[name], np.float64).T, xn, yn)
-            mesh = ax.pcolormesh(xc, yc, np.ma.masked_invalid(values), shading="flat",
-                                 cmap="viridis")
-            fig.colorbar(mesh, ax=ax, shrink=0.9)
-            ax.set_aspect("equal")
-            ax.set_title(name)
-            ax.set_xlabel("x")
-            ax.set_ylabel("y")
-            if streamlines is not None:
-                _draw_streamlines(ax, grid, *streamlines)
-        for ax in axes[n:]:
-            ax.set_visible(False)
+        fig.suptitle(title)
+        return fig
 
-    fig.suptitle(title)
+    # Panel layout from the domain's aspect: wide domains in one column, tall ones side by
+    # side; each panel's longer side is `size` inches.
+    aspect = min(max((grid.y[1] - grid.y[0]) / (grid.x[1] - grid.x[0]), 0.1), 5.0)
+    ncols = min(n, 1 if aspect < 0.5 else 2 if aspect <= 1.5 else 4)
+    size = 7.0 if ncols == 1 else 4.5
+    width, height = (size, size * aspect) if aspect <= 1 else (size / aspect, size)
+    fig, axes, bars = figure.panel_grid(math.ceil(n / ncols), ncols, width, height, title)
+    xn, yn = grid.x_nodes(), grid.y_nodes()
+    for ax, bar, name in zip(axes, bars, names):
+        # pcolormesh wants (ny, nx); fields are (nx, ny). NaN/inf cells are left blank.
+        values, xc, yc = _coarsen(np.asarray(fields[name], np.float64).T, xn, yn)
+        _panel(fig, ax, bar, xc, yc, values, name, ("x", "y"))
+        if streamlines is not None:
+            _draw_streamlines(ax, grid, *streamlines)
+    for ax in axes[n:] + bars[n:]:
+        ax.set_visible(False)
     return fig
 
 
-def _midplane_figure(Figure, grid, fields, names, title):
+def _panel(fig, ax, bar, x_nodes, y_nodes, values, name, labels):
+    """One panel: values ((vertical, horizontal) cells) flat in their cells, NaN left blank,
+    with its colorbar in `bar`."""
+    from .figure import finish_panel
+
+    mesh = ax.pcolormesh(x_nodes, y_nodes, np.ma.masked_invalid(values), shading="flat",
+                         cmap="viridis")
+    finish_panel(fig, ax, bar, mesh, name, labels)
+
+
+def _midplane_figure(figure, grid, fields, names, title):
     """A row per field of a 3D grid: its planes of cells through the middle of the box normal
     to z, y and x (index n // 2 along that axis), each a pcolormesh with its colorbar."""
     nodes = {"x": grid.x_nodes(), "y": grid.y_nodes(), "z": grid.z_nodes()}
     middle = {"x": grid.nx // 2, "y": grid.ny // 2, "z": grid.nz // 2}
     centres = {"x": grid.x_centres(), "y": grid.y_centres(), "z": grid.z_centres()}
     planes = (("z", "x", "y"), ("y", "x", "z"), ("x", "y", "z"))  # normal, horizontal, vertical
-    fig = Figure(figsize=(3 * 4.3, len(names) * 3.6 + 0.4), layout="constrained")
-    axes = fig.subplots(len(names), 3, squeeze=False)
-    for row, name in zip(axes, names):
+    fig, axes, bars = figure.panel_grid(len(names), 3, 2.7, 2.7, title)
+    for row, name in enumerate(names):
         values = np.asarray(fields[name], np.float64)
-        for ax, (normal, across, up) in zip(row, planes):
+        for col, (normal, across, up) in enumerate(planes):
             cut = [slice(None)] * 3
             cut["xyz".index(normal)] = middle[normal]
             # pcolormesh wants (vertical, horizontal); the plane is [across, up].
             plane, hn, vn = _coarsen(values[tuple(cut)].T, nodes[across], nodes[up])
-            mesh = ax.pcolormesh(hn, vn, np.ma.masked_invalid(plane), shading="flat",
-                                 cmap="viridis")
-            fig.colorbar(mesh, ax=ax, shrink=0.9)
-            ax.set_aspect("equal")
-            ax.set_title(f"{name}, {normal} = {centres[normal][middle[normal]]:.3g}")
-            ax.set_xlabel(across)
-            ax.set_ylabel(up)
-    fig.suptitle(title)
+            where = f"{name}, {normal} = {centres[normal][middle[normal]]:.3g}"
+            _panel(fig, axes[3 * row + col], bars[3 * row + col], hn, vn, plane, where,
+                   (across, up))
     return fig
 
 

@@ -32,16 +32,10 @@ def scalar_values(fields, names):
 def planar_figure(scalars, title, draw):
     """A row of panels of a 2D mesh, one per (name, values) of scalars: draw(ax, values) draws
     the field and returns what its colorbar shows."""
-    Figure = _matplotlib()
-    fig = Figure(figsize=(5.5 * len(scalars), 4.8), layout="constrained")
-    axes = fig.subplots(1, len(scalars), squeeze=False)[0]
-    for ax, (name, values) in zip(axes, scalars):
-        fig.colorbar(draw(ax, values), ax=ax, shrink=0.9)
-        ax.set_aspect("equal")
-        ax.set_title(name)
-        ax.set_xlabel("x")
-        ax.set_ylabel("y")
-    fig.suptitle(title)
+    figure = _matplotlib()
+    fig, axes, bars = figure.panel_grid(1, len(scalars), 3.75, 3.9, title)
+    for ax, bar, (name, values) in zip(axes, bars, scalars):
+        figure.finish_panel(fig, ax, bar, draw(ax, values), name, ("x", "y"))
     return fig
 
 
@@ -51,8 +45,8 @@ def surface_figure(points, polygons, scalars, title, face_values):
     VIEWS, with one colorbar."""
     from mpl_toolkits.mplot3d.art3d import Poly3DCollection
 
-    Figure = _matplotlib()
-    fig = Figure(figsize=(4.5 * len(VIEWS) + 1, 4.2 * len(scalars)), layout="constrained")
+    fig = _matplotlib().PlotFigure(figsize=(4.5 * len(VIEWS) + 1, 4.2 * len(scalars)),
+                                   layout="constrained")
     lo, hi = points.min(axis=0), points.max(axis=0)
     for row, (name, values) in enumerate(scalars):
         colours = face_values(values)

@@ -32,6 +32,8 @@ from .runner import CaseRun
 from .signals import handled
 
 PARENT_POLL_SECONDS = 0.2  # how often a worker checks that its sweep is still alive
+# What the workers' server imports before it forks them (a module that is missing is skipped).
+PRELOAD = ["solvers.run.sweep_executors", "solvers.io.plot", "solvers.io.figure"]
 
 
 def _one_line(error):
@@ -102,30 +104,46 @@ def start_worker(threads, parent):
     """A worker's initializer, before it imports a backend or compiles a kernel: its OpenMP
     team (SOLVERS_HOST_THREADS), its own process group (Ctrl-C at a terminal reaches the
     sweep's parent, which passes SIGINT on once), SIGINT ignored between runs (a run's own
-    handlers take it), and a thread that ends the worker if the parent dies (a SIGKILL)."""
+    handlers take it), and a thread that ends the worker if the sweep's process (`parent`) or
+    the server it was forked from dies (a SIGKILL, the OOM killer)."""
     os.environ["SOLVERS_HOST_THREADS"] = str(threads)
     os.setpgrp()
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    threading.Thread(target=_watch_parent, args=(parent,), daemon=True).start()
+    threading.Thread(target=_watch_parent, args=(parent, os.getppid()), daemon=True).start()
 
 
-def _watch_parent(parent):
-    while os.getppid() == parent:
+def _watch_parent(sweep, server):
+    while _alive(sweep) and os.getppid() == server:
         time.sleep(PARENT_POLL_SECONDS)
     os._exit(1)  # orphaned: the run in flight is lost; its temporary files are removed later
 
 
+def _alive(pid):
+    """Whether process `pid` exists (signal 0 checks without sending anything)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # exists, another user's (the pid was reused)
+        pass
+    return True
+
+
 class WorkerPool(ProcessPoolExecutor):
-    """jobs worker processes ('spawn': each its own CUDA context on a GPU), each running whole
-    runs; on the host backend each gets max(1, cores // jobs) OpenMP threads, unless
-    SOLVERS_HOST_THREADS says how many."""
+    """jobs worker processes, each running whole runs (on a GPU each with its own CUDA
+    context); on the host backend each gets max(1, cores // jobs) OpenMP threads, unless
+    SOLVERS_HOST_THREADS says how many. Workers are forked from a server process started once
+    with the run's modules imported (PRELOAD; never a GPU context, which a fork cannot carry),
+    so that a worker starts in milliseconds rather than importing them anew ('spawn')."""
 
     def __init__(self, jobs):
         import multiprocessing
 
         threads = os.environ.get("SOLVERS_HOST_THREADS") or max(1, team_size() // jobs)
-        super().__init__(jobs, mp_context=multiprocessing.get_context("spawn"),
-                         initializer=start_worker, initargs=(threads, os.getpid()))
+        context = multiprocessing.get_context("forkserver")
+        context.set_forkserver_preload(PRELOAD)
+        super().__init__(jobs, mp_context=context, initializer=start_worker,
+                         initargs=(threads, os.getpid()))
         self.jobs = jobs
 
     @property
