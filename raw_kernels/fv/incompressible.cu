@@ -139,10 +139,10 @@ struct Weights {
 };
 
 // One interior face of a velocity component: c its index in the component's arrays, r its row
-// of the packed vector (mac.h; own: false for the periodic copy face), a and lap its advective
+// of the packed vector (mac.h; own: false for a copied face, mac_lines.h), a and lap its advective
 // rate and Laplacian, grad the gradient of p^n there. Explicit viscosity: u* = u^n +
 // dt AB2(a + nu lap), N = a + nu lap kept for the next step; implicit: the viscous stage's
-// right-hand side dt (AB2(a) + nu lap - grad) into rhs[r] (0 for the periodic copy and at
+// right-hand side dt (AB2(a) + nu lap - grad) into rhs[r] (0 for a copied face and at
 // dt = 0), N = a kept; viscous.cu sets u*. A body's faces are predicted as the fluid's: its
 // forcing (ins_immersed) overwrites them afterwards.
 DEVICE void predict_face(const real* __restrict__ q, real* __restrict__ q_star,
@@ -173,11 +173,11 @@ DEVICE void predict_face(const real* __restrict__ q, real* __restrict__ q_star,
 
 // One thread per (i, j) for i <= nx, j <= ny: u face (i, j) when j < ny, v face (i, j) when
 // i < nx, predicted by predict_face; boundary faces keep their value (outflow faces copy the
-// face inside them) and, implicit, have a zero right-hand side.
+// face inside them) and, implicit, have a zero right-hand side; p^n(i, j) is p[p0 + i + ps j].
 KERNEL void ins_predict(const real* __restrict__ u, const real* __restrict__ v,
                         real* __restrict__ us, real* __restrict__ vs,
                         real* __restrict__ nu_old, real* __restrict__ nv_old,
-                        const real* __restrict__ p, const real* __restrict__ dt_now,
+                        const real* __restrict__ p, int ps, int p0, const real* __restrict__ dt_now,
                         const real* __restrict__ dt_prev, real* __restrict__ rhs, int nx, int ny,
                         real inv_dx, real inv_dy, real nu, real fx, real fy, int kx_lo,
                         int kx_hi, int ky_lo, int ky_hi)
@@ -185,7 +185,7 @@ KERNEL void ins_predict(const real* __restrict__ u, const real* __restrict__ v,
     const Faces f = {nx, ny, nx + 1 + 2 * G, nx + 2 * G};
     const Momentum k = {inv_dx, inv_dy, fx, fy};
 #if !IMPLICIT
-    (void)p;
+    (void)p, (void)ps, (void)p0;
 #endif
     const int i = blockIdx.x * BX + threadIdx.x, j = blockIdx.y * BY + threadIdx.y;
     const real dt = dt_now[0];
@@ -203,9 +203,9 @@ KERNEL void ins_predict(const real* __restrict__ u, const real* __restrict__ v,
             real lap, grad = R(0);
             const real a = momentum_u(u, v, f, k, i, j, &lap);
 #if IMPLICIT
-            face_gradient(p, i, nx, 1, nx * j, kx_lo, kx_hi, inv_dx, &grad);
+            face_gradient(p, i, nx, 1, p0 + ps * j, kx_lo, kx_hi, inv_dx, &grad);
 #endif
-            predict_face(u, us, nu_old, rhs, c, r, !periodic_copy(i, nx, kx_hi), a, lap, grad,
+            predict_face(u, us, nu_old, rhs, c, r, !copied_face(i, nx, kx_hi), a, lap, grad,
                          w, nu);
         }
     }
@@ -221,9 +221,9 @@ KERNEL void ins_predict(const real* __restrict__ u, const real* __restrict__ v,
             real lap, grad = R(0);
             const real a = momentum_v(u, v, f, k, i, j, &lap);
 #if IMPLICIT
-            face_gradient(p, j, ny, nx, i, ky_lo, ky_hi, inv_dy, &grad);
+            face_gradient(p, j, ny, ps, p0 + i, ky_lo, ky_hi, inv_dy, &grad);
 #endif
-            predict_face(v, vs, nv_old, rhs, c, r, !periodic_copy(j, ny, ky_hi), a, lap, grad,
+            predict_face(v, vs, nv_old, rhs, c, r, !copied_face(j, ny, ky_hi), a, lap, grad,
                          w, nu);
         }
     }

@@ -104,3 +104,11 @@ DEVICE bool face_gradient(const real* __restrict__ x, int i, int n, int stride, 
 
 // Whether face i (0..n) of an axis is the copy of face 0 on a periodic axis (face n).
 DEVICE bool periodic_copy(int i, int n, int kind_hi) { return i == n && kind_hi == BC_PERIODIC; }
+
+// Whether face i (0..n) of an axis takes another face's increment in the implicit viscous
+// stage (viscous.cu): face n of a periodic axis (face 0's), or face n of a halo side, which the
+// block beyond solves for as its face 0 (so each face is one row of the distributed solve).
+DEVICE bool copied_face(int i, int n, int kind_hi)
+{
+    return i == n && (kind_hi == BC_PERIODIC || kind_hi == BC_HALO);
+}

@@ -8,6 +8,10 @@
 // s = theta nu dt (theta = 1/2: Crank-Nicolson, 1: backward Euler), with dt read on the
 // device. d lives in the packed face vector of mac.h.
 //
+// On a decomposed grid's block (solvers/fv/incompressible/block_viscous.py) the operator reads
+// d from copies du, dv padded as u and v (mac.h's G ghost layers), whose ghosts beyond the halo
+// sides hold the neighbouring blocks' faces; a copied face (mac_lines.h) has a zero row there.
+//
 // Compile-time, from the driver: G, BX, BY (the face block of the incompressible kernels).
 #include "prelude.h"
 #include "mac.h"
@@ -17,6 +21,32 @@
 #error "BX and BY (the threads of a face block along x and y) must be defined"
 #endif
 
+// The operator's constants: s = theta_nu * dt, the weights 1/h^2 and the sides' kinds.
+struct Helmholtz {
+    real s, wx, wy;
+    int kx_lo, kx_hi, ky_lo, ky_hi;
+};
+
+// (I - s L) d at the u face (i, j), d[r] its value and su the stride of d's rows.
+DEVICE real helmholtz_u(const real* __restrict__ d, int r, int su, int i, int j, int nx, int ny,
+                        const Helmholtz& h)
+{
+    const real c = d[r];
+    return identity_row(i, nx, h.kx_lo, h.kx_hi) ? c : c - h.s * (
+        h.wx * second_along(d, r, i, nx, 1, h.kx_lo, h.kx_hi, c)
+        + h.wy * second_across(d, r, j, ny, su, h.ky_lo, h.ky_hi, c));
+}
+
+// (I - s L) d at the v face (i, j), d[r] its value and sv the stride of d's rows.
+DEVICE real helmholtz_v(const real* __restrict__ d, int r, int sv, int i, int j, int nx, int ny,
+                        const Helmholtz& h)
+{
+    const real c = d[r];
+    return identity_row(j, ny, h.ky_lo, h.ky_hi) ? c : c - h.s * (
+        h.wy * second_along(d, r, j, ny, sv, h.ky_lo, h.ky_hi, c)
+        + h.wx * second_across(d, r, i, nx, 1, h.kx_lo, h.kx_hi, c));
+}
+
 // y = (I - s L) d over the packed vector, one thread a row; s = theta_nu * dt[0].
 KERNEL void viscous_helmholtz(const real* __restrict__ d, real* __restrict__ y,
                               const real* __restrict__ dt, real theta_nu, int nx, int ny,
@@ -25,25 +55,53 @@ KERNEL void viscous_helmholtz(const real* __restrict__ d, real* __restrict__ y,
     const int r = blockIdx.x * blockDim.x + threadIdx.x;
     const int n_u = (nx + 1) * ny;
     if (r >= n_u + nx * (ny + 1)) return;
-    const real s = theta_nu * dt[0];
+    const Helmholtz h = {theta_nu * dt[0], wx, wy, kx_lo, kx_hi, ky_lo, ky_hi};
+    if (r < n_u) y[r] = helmholtz_u(d, r, nx + 1, r % (nx + 1), r / (nx + 1), nx, ny, h);
+    else y[r] = helmholtz_v(d, r, nx, (r - n_u) % nx, (r - n_u) / nx, nx, ny, h);
+}
+
+// A block's y = (I - s L) d into the packed vector y, d read from the padded du and dv (their
+// ghosts exchanged); the row of a copied face is zero. One thread a row of y.
+KERNEL void viscous_block_helmholtz(const real* __restrict__ du, const real* __restrict__ dv,
+                                    real* __restrict__ y, const real* __restrict__ dt,
+                                    real theta_nu, int nx, int ny, real wx, real wy, int kx_lo,
+                                    int kx_hi, int ky_lo, int ky_hi)
+{
+    const Faces f = {nx, ny, nx + 1 + 2 * G, nx + 2 * G};
+    const int r = blockIdx.x * blockDim.x + threadIdx.x;
+    const int n_u = (nx + 1) * ny;
+    if (r >= n_u + nx * (ny + 1)) return;
+    const Helmholtz h = {theta_nu * dt[0], wx, wy, kx_lo, kx_hi, ky_lo, ky_hi};
     if (r < n_u) {
         const int i = r % (nx + 1), j = r / (nx + 1);
-        const real c = d[r];
-        y[r] = identity_row(i, nx, kx_lo, kx_hi) ? c : c - s * (
-            wx * second_along(d, r, i, nx, 1, kx_lo, kx_hi, c)
-            + wy * second_across(d, r, j, ny, nx + 1, ky_lo, ky_hi, c));
+        y[r] = copied_face(i, nx, kx_hi) ? R(0) : helmholtz_u(du, iu(f, i, j), f.su, i, j, nx,
+                                                                ny, h);
     } else {
         const int i = (r - n_u) % nx, j = (r - n_u) / nx;
-        const real c = d[r];
-        y[r] = identity_row(j, ny, ky_lo, ky_hi) ? c : c - s * (
-            wy * second_along(d, r, j, ny, nx, ky_lo, ky_hi, c)
-            + wx * second_across(d, r, i, nx, 1, kx_lo, kx_hi, c));
+        y[r] = copied_face(j, ny, ky_hi) ? R(0) : helmholtz_v(dv, iv(f, i, j), f.sv, i, j, nx,
+                                                                ny, h);
     }
 }
 
+// Copies between the packed vector d and a block's padded du, dv: into them (to_padded) or
+// out of them. One thread a row of d.
+KERNEL void viscous_pad(real* __restrict__ d, real* __restrict__ du, real* __restrict__ dv,
+                        int nx, int ny, int to_padded)
+{
+    const Faces f = {nx, ny, nx + 1 + 2 * G, nx + 2 * G};
+    const int r = blockIdx.x * blockDim.x + threadIdx.x;
+    const int n_u = (nx + 1) * ny;
+    if (r >= n_u + nx * (ny + 1)) return;
+    real* padded = r < n_u ? du + iu(f, r % (nx + 1), r / (nx + 1))
+                           : dv + iv(f, (r - n_u) % nx, (r - n_u) / nx);
+    if (to_padded) *padded = d[r];
+    else d[r] = *padded;
+}
+
 // u* = u^n + d on the predicted faces (ins_predict left the boundary faces' u*), the periodic
-// copy face taking face 0's increment. One thread per (i, j) for i <= nx, j <= ny, as
-// ins_predict.
+// copy face taking face 0's increment (a block's halo copy face: d holds the next block's
+// face 0 there, copied out of the padded du, dv). One thread per (i, j) for i <= nx, j <= ny,
+// as ins_predict.
 KERNEL void ins_viscous_increment(real* __restrict__ us, real* __restrict__ vs,
                                   const real* __restrict__ u, const real* __restrict__ v,
                                   const real* __restrict__ d, int nx, int ny, int kx_lo,

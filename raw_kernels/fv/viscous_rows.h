@@ -8,6 +8,8 @@
 //     identity row too, and face n-1 sees face 0 beyond it;
 //   across: ghosts are odd about a wall or inflow side (-d), even about a slip or outflow side
 //     (d), periodic partners on a periodic side.
+// Beyond a halo side (a decomposed grid's block, d padded: viscous.cu) a row reads the
+// neighbouring block's faces where the whole grid's row reads them.
 // Every coupling is -s / h^2 both ways, so I - s L is symmetric positive definite.
 #pragma once
 
@@ -17,16 +19,16 @@ DEVICE bool identity_row(int k, int n, int k_lo, int k_hi)
     return boundary_face(k, n, k_lo, k_hi) || periodic_copy(k, n, k_hi);
 }
 
-// d_{k-1} - 2 d_k + d_{k+1} along the own axis, at row r (value c), stride sk in the packed
-// vector; for a row that is not the identity.
+// d_{k-1} - 2 d_k + d_{k+1} along the own axis, at row r (value c), stride sk in d (the packed
+// vector, or a block's padded faces); for a row that is not the identity.
 DEVICE real second_along(const real* __restrict__ d, int r, int k, int n, int sk, int k_lo,
                          int k_hi, real c)
 {
     real lo, hi;
-    if (k > 0) lo = k - 1 > 0 || k_lo == BC_PERIODIC ? d[r - sk]
-                                                     : (k_lo == BC_OUTFLOW ? c : R(0));
-    else lo = d[r + (n - 1) * sk];  // periodic: face -1 is face n - 1
-    if (k + 1 < n) hi = d[r + sk];
+    if (k > 0) lo = k - 1 > 0 || k_lo == BC_PERIODIC || k_lo == BC_HALO
+                       ? d[r - sk] : (k_lo == BC_OUTFLOW ? c : R(0));
+    else lo = d[r + (k_lo == BC_HALO ? -1 : n - 1) * sk];  // face -1: halo, or face n - 1
+    if (k + 1 < n || k_hi == BC_HALO) hi = d[r + sk];
     else if (k_hi == BC_PERIODIC) hi = d[r - k * sk];  // face n is face 0
     else hi = k_hi == BC_OUTFLOW ? c : R(0);
     return lo - R(2) * c + hi;
@@ -37,10 +39,10 @@ DEVICE real second_across(const real* __restrict__ d, int r, int m, int lines, i
                           int m_hi, real c)
 {
     real south, north;
-    if (m > 0) south = d[r - sm];
+    if (m > 0 || m_lo == BC_HALO) south = d[r - sm];
     else if (m_lo == BC_PERIODIC) south = d[r + (lines - 1) * sm];
     else south = m_lo == BC_WALL || m_lo == BC_INFLOW ? -c : c;
-    if (m + 1 < lines) north = d[r + sm];
+    if (m + 1 < lines || m_hi == BC_HALO) north = d[r + sm];
     else if (m_hi == BC_PERIODIC) north = d[r - m * sm];
     else north = m_hi == BC_WALL || m_hi == BC_INFLOW ? -c : c;
     return south - R(2) * c + north;

@@ -184,12 +184,10 @@ def check(case):
 
 def check_decomposable(case, grid, decomposition):
     """A one-line CaseError naming the first key a run on several MPI ranks does not support
-    yet (block.py: explicit viscosity, no body, no periodic side, host-staged halos, the
-    pressure multigrid or no preconditioner, a grid the block layout can split)."""
+    yet (block.py: no body, no periodic side, host-staged halos, the pressure multigrid or
+    no preconditioner, a grid the block layout can split)."""
     data = case.data
-    refusals = [("scheme", "viscous", data["scheme"]["viscous"] != "explicit",
-                 f'scheme.viscous = "{data["scheme"]["viscous"]}"'),
-                ("obstacle", obstacle_key(case), any(v is not None for v in
+    refusals = [("obstacle", obstacle_key(case), any(v is not None for v in
                                                      data["obstacle"].values()), "an [obstacle]"),
                 ("pressure", "preconditioner", data["pressure"]["preconditioner"]
                  not in DISTRIBUTED,

@@ -12,6 +12,11 @@ and corrected as interior ones. A step (IncompressibleSolver._decomposed_parts):
   two faces upstream) are swapped: along the side's axis the layers next to it, across it the
   block's own faces (raw_kernels/fv/mac_halo.cu). The predictor reads no diagonal neighbour,
   so no corner travels;
+- implicit viscosity (block_viscous.py): before the predictor the halo of p^n (its gradient at
+  the shared faces); after it the distributed CG of the viscous stage, each application of its
+  operator swapping the ghosts of a padded copy of the increment (velocity_halo with copied
+  faces: a face on a side is solved for by the block beyond the high side alone), then one
+  more swap that gives the other block the solution there;
 - the pressure solve is distributed CG preconditioned by the distributed multigrid
   (pressure.py), with the single-rank solve's tolerances on the whole grid's norms; its
   solution is copied into an array padded by one cell and that halo swapped (backend/halo.py)
@@ -52,6 +57,7 @@ class MacBlock:
                              "with periodic sides yet")
         self.comm, self.backend, self.dtype = decomposition.comm, backend, np.dtype(dtype)
         self.grid, self.G = grid, ghosts
+        self._tables = []  # the halos' box tables (device), kept for the launches
         self.layout = block_layout(decomposition.rank, decomposition.size, grid.shape,
                                    dims=decomposition.dims or None)
         self.block = block = self.layout.block
@@ -73,12 +79,14 @@ class MacBlock:
     path = "host-staged"  # the exchanges' path, in words (the run summary's)
 
     # -- the velocity halos ----------------------------------------------------------------------
-    def _boxes(self, send):
+    def _boxes(self, send, copied=False):
         """The velocity halo's boxes, BOX_INTS ints each (component 0 u or 1 v, first padded
         column, first padded row, columns, rows, offset in the buffer), and the offsets of the
         sides' blocks in the buffer (side s: offsets[s] to offsets[s + 1]). Along a side's axis
         G lines (send: the block's next to the side, else the ghosts beyond it), across it the
-        component's own faces; a neighbour's box of the facing side has the same size."""
+        component's own faces; a neighbour's box of the facing side has the same size. The
+        faces on a side are the two blocks' own, unless `copied`: then those on a high side
+        are the next block's (mac_lines.h copied_face) and arrive with the ghosts."""
         G, (nx, ny) = self.G, self.block.shape
         table, offsets, total = [], [0], 0
         for side, other in enumerate(self.neighbours):
@@ -86,8 +94,9 @@ class MacBlock:
             n = (nx, ny)[axis]
             components = () if other is None else enumerate(((nx + 1, ny), (nx, ny + 1)))
             for component, counts in components:
-                normal = int(component == axis)  # faces 0..n along the axis, else cells
-                first = (n - G if high else normal) if send else (n + normal if high else -G)
+                # Faces 0..n along the axis (the side's own unless copied), else cells.
+                beyond = int(component == axis and not copied)
+                first = (n - G if high else beyond) if send else (n + beyond if high else -G)
                 start, size = [G, G], list(counts)
                 start[axis], size[axis] = G + first, G
                 table.append((component, *start, *size, total))
@@ -95,14 +104,15 @@ class MacBlock:
             offsets.append(total)
         return np.array(table, np.int32).reshape(-1, BOX_INTS), offsets
 
-    def velocity_halo(self, u, v):
+    def velocity_halo(self, u, v, copied=False):
         """The parts swapping the ghost layers of the face arrays u and v beyond the sides
-        towards other blocks: pack (launch), MPI (HostWork), unpack (launch)."""
+        towards other blocks (copied: and the copied faces, _boxes): pack (launch), MPI
+        (HostWork), unpack (launch)."""
         b, kernel = self.backend, self.backend.module(SOURCE, self.dtype, {}).mac_halo_copy
-        parts, buffers, self._tables = [], [], []
+        parts, buffers = [], []
         for send in (True, False):
-            table, self._offsets = self._boxes(send)
-            total = self._offsets[-1]
+            table, offsets = self._boxes(send, copied)
+            total = offsets[-1]
             buffers.append(b.zeros((max(1, total),), self.dtype))
             self._tables.append(b.to_device(table.ravel()))
             parts.append(kernel.bind(-(-total // THREADS), THREADS, u, v, buffers[-1],
@@ -110,23 +120,29 @@ class MacBlock:
                                      v.shape[1], int(not send)))
         # Staged through page-locked host copies: pack, copy out, MPI, copy in, unpack.
         send, receive = buffers
-        self._sent, self._received = (b.pinned(a.shape, self.dtype) for a in buffers)
-        return [parts[0], b.bind_copy(self._sent, send), HostWork(self._swap_velocity),
-                b.bind_copy(receive, self._received), parts[1]]
+        sent, received = (b.pinned(a.shape, self.dtype) for a in buffers)
 
-    def _swap_velocity(self):
-        self.backend.synchronize()
-        swap_sides(self.comm, self.neighbours, self._sent, self._received, self._offsets)
+        def swap():
+            self.backend.synchronize()
+            swap_sides(self.comm, self.neighbours, sent, received, offsets)
+        return [parts[0], b.bind_copy(sent, send), HostWork(swap),
+                b.bind_copy(receive, received), parts[1]]
 
     # -- the pressure solve and the step's maxima ------------------------------------------------
     def pressure_parts(self, solver):
         """The parts of the distributed pressure solve (a DistributedConjugateGradient from its
         b and x, as the divergence left them), then its solution copied into a padded array
         and the halo of that swapped: (parts, the padded array)."""
+        solve = HostWork(lambda: solver.solve_in_place(restarts=0))
+        parts, padded = self.cell_halo(solver, solver.x)
+        return [solve, *parts], padded
+
+    def cell_halo(self, solver, cells):
+        """(parts, padded): the block's cell array `cells` copied into an array padded by one
+        cell and the halo of that swapped (the pressure solver's operator's exchange)."""
         halo = solver.operator.halo
         padded = halo.zeros()
-        solve = HostWork(lambda: solver.solve_in_place(restarts=0))
-        return [solve, halo.bind_copy(solver.x, padded, to_padded=True),
+        return [halo.bind_copy(cells, padded, to_padded=True),
                 solver.operator.exchange(padded)], padded
 
     def maxima(self, rates, partials):

@@ -44,6 +44,7 @@ from ...mesh import StructuredGrid
 from ...mesh.decomposition import Decomposition
 from ...solver import BackendLike, TimeDependentSolver
 from .block import MacBlock
+from .block_viscous import block_viscous_stage
 from .boundary import BoundaryError, parse_boundaries  # noqa: F401 (re-export)
 from .distance import body_distance, face_coordinates
 from .fields import centreline_profiles
@@ -118,8 +119,8 @@ class IncompressibleSolver(MacFlow, MacState, TimeDependentSolver):
     steady_tolerance    end the run when the change rate (1/s) drops below it (0: never)
     steady_window       simulated time over which the change rate is measured
     inflow_ramp         inflow profiles ramp up as (1 - cos(pi t / T)) / 2 over this time
-    decomposition       this rank's share of a grid split over MPI ranks (explicit viscosity,
-                        no body, no periodic side): the solver holds its block (block.py),
+    decomposition       this rank's share of a grid split over MPI ranks (no body, no
+                        periodic side): the solver holds its block (block.py),
                         exchanges halos between its launches and gathers the whole grid's
                         fields; None: the whole grid
     """
@@ -150,7 +151,7 @@ class IncompressibleSolver(MacFlow, MacState, TimeDependentSolver):
         self.nu = float(nu)
         self.boundaries = parse_boundaries(boundary, grid.nx, grid.ny)
         self._platform(backend, precision)
-        self.parallel = self._block(decomposition, viscous, obstacle, obstacle_distance)
+        self.parallel = self._block(decomposition, obstacle, obstacle_distance)
         self._gathered = None  # (clock reading, the whole grid's host state) when decomposed
         self.force = tuple(float(f) for f in force)
         speed = self.boundaries.max_speed()
@@ -242,6 +243,11 @@ class IncompressibleSolver(MacFlow, MacState, TimeDependentSolver):
         walls = self.boundaries.wall_speeds
         self.viscous = self._viscous_stage(viscous, codes) if self.implicit else None
         rhs = self.viscous.b if self.implicit else self.dt_prev  # (unused when explicit)
+        # p^n as the implicit predictor reads it (a decomposed grid's: padded, its halo swapped).
+        p_source, p_halo = (self.p, nx, 0), []
+        if self.parallel is not None and self.implicit:
+            p_halo, padded_p = self.parallel.cell_halo(self.pressure, self.p)
+            p_source = (padded_p, nx + 2, nx + 3)
         self._scale = k.ins_boundary_scale.bind(1, 1, self.clock.ctrl, self.scale,
                                                 float(inflow_ramp))
         self._fill = {fix: [k.ins_boundary.bind(
@@ -251,7 +257,7 @@ class IncompressibleSolver(MacFlow, MacState, TimeDependentSolver):
             for fix in (0, 1)}
         self._predict = k.ins_predict.bind(
             self.face_grid, BLOCK, self.u, self.v, self.us, self.vs, self.nu_old, self.nv_old,
-            self.p, self.clock.dt, self.dt_prev, rhs, nx, ny, inv_dx, inv_dy, self.nu,
+            *p_source, self.clock.dt, self.dt_prev, rhs, nx, ny, inv_dx, inv_dy, self.nu,
             *self.force, *codes)
         solver = self.pressure
         self._divergence = k.ins_divergence.bind(
@@ -280,19 +286,17 @@ class IncompressibleSolver(MacFlow, MacState, TimeDependentSolver):
             viscous_solver.done, self.diag, self.dt_prev, self.history, HISTORY_ROWS,
             grid.dx * grid.dy, self.steady_tolerance, self.steady_window, self.refresh)
         # A decomposed grid's step: launches, and host work between them (block.py).
+        viscous = [*self._viscous_parts, self._increment] if self.implicit else []
         self._parts = None if self.parallel is None else [
             self.clock.finish_dt, self._scale, *self._fill[1],
-            *self.parallel.velocity_halo(self.u, self.v), self._predict, self._divergence,
-            *solve, self._correct, *step_maxima, self._finish]
+            *self.parallel.velocity_halo(self.u, self.v), *p_halo, self._predict, *viscous,
+            self._divergence, *solve, self._correct, *step_maxima, self._finish]
         self.set_state(np.zeros((grid.nx + 1, grid.ny)), np.zeros((grid.nx, grid.ny + 1)))
 
-    def _block(self, decomposition, viscous, obstacle, obstacle_distance):
-        """This rank's MacBlock of a decomposed grid (explicit viscosity, no body), else None."""
+    def _block(self, decomposition, obstacle, obstacle_distance):
+        """This rank's MacBlock of a decomposed grid (no body), else None."""
         if decomposition is None:
             return None
-        if viscous != "explicit":
-            raise ValueError(f"the incompressible solver does not run on several MPI ranks "
-                             f"with viscous = '{viscous}' yet")
         if obstacle is not None or obstacle_distance is not None:
             raise ValueError("the incompressible solver does not run on several MPI ranks "
                              "with an obstacle yet")
@@ -311,14 +315,21 @@ class IncompressibleSolver(MacFlow, MacState, TimeDependentSolver):
         return self._parts
 
     def _viscous_stage(self, viscous, codes):
-        """The implicit viscous stage and its launch u* = u^n + d (viscous.py)."""
-        b, grid = self.backend, self.grid
+        """The implicit viscous stage (viscous.py; a decomposed grid's: block_viscous.py, and
+        the parts of its solve) and its launch u* = u^n + d."""
+        b, grid, theta_nu = self.backend, self.grid, THETA[viscous] * self.nu
         module = b.module(VISCOUS_SOURCE, self.dtype, viscous_defines())
-        shape = (grid.nx, grid.ny)
-        launch = (-(-packed_size(shape) // VISCOUS_THREADS), VISCOUS_THREADS)
-        operator = FaceHelmholtz(shape, (grid.dx, grid.dy), codes, THETA[viscous] * self.nu,
-                                 self.clock.dt, module.viscous_helmholtz, launch, b, self.dtype)
-        stage = ViscousStage(operator, self.reference_velocity)
+        if self.parallel is None:
+            shape = (grid.nx, grid.ny)
+            launch = (-(-packed_size(shape) // VISCOUS_THREADS), VISCOUS_THREADS)
+            operator = FaceHelmholtz(shape, (grid.dx, grid.dy), codes, theta_nu, self.clock.dt,
+                                     module.viscous_helmholtz, launch, b, self.dtype)
+            stage, self._viscous_parts = ViscousStage(operator, self.reference_velocity), []
+        else:
+            shape = self.parallel.local.shape
+            stage, self._viscous_parts = block_viscous_stage(
+                self.parallel, theta_nu, self.clock.dt, module, self.u_shape, self.v_shape,
+                self.reference_velocity, b, self.dtype)
         self._increment = module.ins_viscous_increment.bind(
             self.face_grid, BLOCK, self.us, self.vs, self.u, self.v, stage.x, *shape, *codes)
         return stage

@@ -63,12 +63,14 @@ class FaceHelmholtz(LinearOperator):
 
 class ViscousStage:
     """The viscous stage's CG solve: its b is the right-hand side the predictor writes, its x
-    the increment d, which starts from the last step's (the solver then sets u* = u^n + d)."""
+    the increment d, which starts from the last step's (the solver then sets u* = u^n + d).
+    A decomposed grid's block passes its operator, the whole grid's face count `unknowns` and
+    krylov = DistributedConjugateGradient (block_viscous.py): the same rule on the whole grid."""
 
-    def __init__(self, operator, reference_velocity):
+    def __init__(self, operator, reference_velocity, unknowns=None, krylov=ConjugateGradient):
         self.operator = operator
-        atol = ATOL * reference_velocity * np.sqrt(operator.n)
-        self.solver = ConjugateGradient(operator, None, rtol=RTOL, atol=atol, maxiter=MAXITER)
+        atol = ATOL * reference_velocity * np.sqrt(unknowns or operator.n)
+        self.solver = krylov(operator, None, rtol=RTOL, atol=atol, maxiter=MAXITER)
         self.b, self.x = self.solver.b, self.solver.x
 
     def reset(self, backend):

@@ -1,0 +1,47 @@
+"""What each rank runs for tests/test_run_mpi_incompressible.py's in-process checks, under
+mpiexec:
+
+    mpiexec -n 3 python tests/mpi_incompressible_driver.py problems.json results.npz
+
+For every problem of the JSON list ({"name", "case": a case file, "overrides": {"section.key":
+value}}) the ranks run the case decomposed (solvers.load_case with the world communicator, no
+files written), and rank 0 writes its fields and recorded series into the .npz: keys
+<name>/fields/<field>, <name>/series/<column> and <name>/dims (the process grid). Several
+problems a launch: the start of mpiexec and of the ranks' Python costs more than these runs.
+"""
+
+import json
+import sys
+
+import numpy as np
+from mpi4py import MPI
+
+from solvers import load_case
+
+
+def run(problem, comm):
+    """{key: array} of one problem's decomposed run (on rank 0; {} on the others)."""
+    split = load_case(problem["case"], comm=comm, **problem["overrides"])
+    split.run(write=False)
+    fields = split.fields  # a gather: every rank
+    if comm.Get_rank() != 0:
+        return {}
+    name = problem["name"]
+    out = {f"{name}/dims": np.array(split.solver.parallel.dims)}
+    out.update({f"{name}/fields/{key}": value for key, value in fields.items()})
+    out.update({f"{name}/series/{key}": np.array(values)
+                for key, values in split.solver.series.items()})
+    return out
+
+
+def main():
+    comm = MPI.COMM_WORLD
+    results = {}
+    for problem in json.loads(open(sys.argv[1]).read()):
+        results.update(run(problem, comm))
+    if comm.Get_rank() == 0:
+        np.savez(sys.argv[2], **results)
+
+
+if __name__ == "__main__":
+    main()
