@@ -224,8 +224,10 @@ def test_host_compiler_accepts_sources_without_warnings(filename):
     source = load_source(filename)
     text = source + launcher_source(parse_signatures(source))
     flags = [f for f in CXX_FLAGS if f not in ("-shared",)]
-    for defines in VARIANTS[filename]:
-        for bits in (32, 64):
+    # Every variant in fp32, the first in fp64 too (for CI time: REAL is a typedef, the
+    # warnings -Wall -Wextra give do not depend on it).
+    for index, defines in enumerate(VARIANTS[filename]):
+        for bits in (32, 64) if index == 0 else (32,):
             command = [compiler(), *flags, "-fsyntax-only", "-Wall", "-Wextra", "-Werror",
                        *define_flags({**defines, "REAL_BITS": bits}), "-"]
             result = subprocess.run(command, input=text, capture_output=True, text=True)
