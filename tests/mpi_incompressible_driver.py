@@ -3,11 +3,14 @@ mpiexec:
 
     mpiexec -n 3 python tests/mpi_incompressible_driver.py problems.json results.npz
 
-For every problem of the JSON list ({"name", "case": a case file, "overrides": {"section.key":
-value}}) the ranks run the case decomposed (solvers.load_case with the world communicator, no
-files written), and rank 0 writes its fields and recorded series into the .npz: keys
-<name>/fields/<field>, <name>/series/<column> and <name>/dims (the process grid). Several
-problems a launch: the start of mpiexec and of the ranks' Python costs more than these runs.
+problems.json is {"runs": [...], "refusals": [...]}. For every run ({"name", "case": a case
+file, "overrides": {"section.key": value}, and "steps": a count, else to the case's end}) the
+ranks run the case decomposed (solvers.load_case with the world communicator, no files
+written), and rank 0 writes its fields and recorded series into the .npz: keys
+<name>/fields/<field>, <name>/series/<column> and <name>/dims (the process grid). For every
+refusal ({"case", "overrides"}) the key refusal/<index> holds the CaseError's message of the
+decomposed build ("" if it was built). Several problems a launch: the start of mpiexec and of
+the ranks' Python costs more than these runs.
 """
 
 import json
@@ -17,12 +20,16 @@ import numpy as np
 from mpi4py import MPI
 
 from solvers import load_case
+from solvers.cases.schema import CaseError
 
 
 def run(problem, comm):
     """{key: array} of one problem's decomposed run (on rank 0; {} on the others)."""
     split = load_case(problem["case"], comm=comm, **problem["overrides"])
-    split.run(write=False)
+    if "steps" in problem:
+        split.step(problem["steps"])
+    else:
+        split.run(write=False)
     fields = split.fields  # a gather: every rank
     if comm.Get_rank() != 0:
         return {}
@@ -34,11 +41,23 @@ def run(problem, comm):
     return out
 
 
+def refusal(problem, comm):
+    """The CaseError's message of a refused decomposed build ("" if built)."""
+    try:
+        load_case(problem["case"], comm=comm, **problem["overrides"])
+    except CaseError as error:
+        return str(error)
+    return ""
+
+
 def main():
     comm = MPI.COMM_WORLD
+    problems = json.loads(open(sys.argv[1]).read())
     results = {}
-    for problem in json.loads(open(sys.argv[1]).read()):
+    for problem in problems["runs"]:
         results.update(run(problem, comm))
+    for index, problem in enumerate(problems.get("refusals", [])):
+        results[f"refusal/{index}"] = np.array(refusal(problem, comm))
     if comm.Get_rank() == 0:
         np.savez(sys.argv[2], **results)
 

@@ -105,19 +105,6 @@ KERNEL void ins3_boundary(real* __restrict__ u, real* __restrict__ v, real* __re
 
 // -- momentum predictor ------------------------------------------------------------------------
 
-// The gradient of the cell field x at component a's face pos into *grad (face_gradient of
-// mac_lines.h along a); false where x has none (a wall or inflow face).
-DEVICE bool gradient_at(const real* __restrict__ x, const Mac3& m, int a, const int* pos,
-                        const int* kinds, const real* inv, real* grad)
-{
-    const int cell_stride[3] = {1, m.n[0], m.n[0] * m.n[1]};
-    int base = 0;
-    for (int d = 0; d < 3; ++d)
-        if (d != a) base += pos[d] * cell_stride[d];
-    return face_gradient(x, pos[a], m.n[a], cell_stride[a], base, kinds[2 * a],
-                         kinds[2 * a + 1], inv[a], grad);
-}
-
 // The advective rate -d(q w)/dx_d of q at its face c along one axis d (stride s, 1/h = inv),
 // with w_lo, w_hi the advecting velocity at the flux points below and above; adds q's second
 // difference along d to *lap.
@@ -205,7 +192,7 @@ KERNEL void ins3_predict(real* __restrict__ u, real* __restrict__ v, real* __res
             const real rate = momentum3(q, m, a, pos, c, inv, force[a], &lap);
 #if IMPLICIT
             real grad = R(0);
-            gradient_at(p, m, a, pos, kinds, inv, &grad);
+            gradient_at(p, packed_cells(m), m, a, pos, kinds, inv, &grad);
             const real ab2 = c_new * rate + c_old * n_old[a][c] + nu * lap - grad;
             n_old[a][c] = rate;
             if (!periodic_copy(i, n, hi)) rhs[r] = dt * ab2;
@@ -253,16 +240,18 @@ KERNEL void ins3_divergence(const real* __restrict__ us, const real* __restrict_
 }
 
 // The corrected value of component a at face pos: u* - grad x (u* where x has no gradient).
-DEVICE real corrected(const real* __restrict__ q_star, const real* __restrict__ x, const Mac3& m,
-                      int a, const int* pos, const int* kinds, const real* inv)
+DEVICE real corrected(const real* __restrict__ q_star, const real* __restrict__ x,
+                      const Cells& cells, const Mac3& m, int a, const int* pos, const int* kinds,
+                      const real* inv)
 {
     real grad = R(0);
-    const bool has = gradient_at(x, m, a, pos, kinds, inv, &grad);
+    const bool has = gradient_at(x, cells, m, a, pos, kinds, inv, &grad);
     const real value = q_star[face_index(m, a, pos)];
     return has ? value - grad : value;
 }
 
-// u = u* - grad x, p = x / dt (implicit: p += x / dt), one thread per (i, j, k) as ins3_predict. Per block: the largest
+// u = u* - grad x, p = x / dt (implicit: p += x / dt), one thread per (i, j, k) as
+// ins3_predict; x's cell (i, j, k) at x[x_first + i + x_sy j + x_sz k]. Per block: the largest
 // stability rate max(|u|/dx + |v|/dy + |w|/dz, rate_floor) + diffusion_rate into rates[block],
 // and into partials[k * blocks + block]: k = 0 max |u_new - u_ref|, 1 max |u_new|, 2 max
 // |div u_new|, 3 the sum of weight q^2 / 2 / ncells over the block's faces (weight 1, 1/2 on a
@@ -271,7 +260,8 @@ DEVICE real corrected(const real* __restrict__ q_star, const real* __restrict__ 
 BLOCK_KERNEL void ins3_correct(real* __restrict__ u, real* __restrict__ v, real* __restrict__ w,
                                const real* __restrict__ us, const real* __restrict__ vs,
                                const real* __restrict__ ws, const real* __restrict__ x,
-                               real* __restrict__ p, const real* __restrict__ dt_now, int nx,
+                               int x_first, int x_sy, int x_sz, real* __restrict__ p,
+                               const real* __restrict__ dt_now, int nx,
                                int ny, int nz, real inv_dx, real inv_dy, real inv_dz, int kx_lo,
                                int kx_hi, int ky_lo, int ky_hi, int kz_lo, int kz_hi,
                                real diffusion_rate, real rate_floor, real inv_cells,
@@ -295,12 +285,14 @@ BLOCK_KERNEL void ins3_correct(real* __restrict__ u, real* __restrict__ v, real*
         real* q_ref[3] = {u_ref, v_ref, w_ref};
         const real inv[3] = {inv_dx, inv_dy, inv_dz};
         const int kinds[6] = {kx_lo, kx_hi, ky_lo, ky_hi, kz_lo, kz_hi};
+        const Cells cells = {x_first, x_sy, x_sz};
         const bool moving = dt_now[0] > R(0);  // else a step past the stop time: no change
         real change = R(0), speed = R(0), rate = R(0), energy = R(0), div = R(0);
         for (int a = 0; a < 3; ++a) {
             if (!has_face(m, a, pos)) continue;
             const int c = face_index(m, a, pos), i = pos[a], n = m.n[a];
-            const real value = moving ? corrected(q_star[a], x, m, a, pos, kinds, inv) : q[a][c];
+            const real value = moving ? corrected(q_star[a], x, cells, m, a, pos, kinds, inv)
+                                      : q[a][c];
             change = fmax(change, fabs(value - q_ref[a][c]));
             if (refresh[0]) q_ref[a][c] = value;
             q[a][c] = value;
@@ -314,16 +306,16 @@ BLOCK_KERNEL void ins3_correct(real* __restrict__ u, real* __restrict__ v, real*
         if (pos[0] < nx && pos[1] < ny && pos[2] < nz && moving) {
             const int cell = pos[0] + nx * (pos[1] + ny * pos[2]);
 #if IMPLICIT
-            p[cell] += x[cell] / dt_now[0];
+            p[cell] += x[cell_at(cells, pos)] / dt_now[0];
 #else
-            p[cell] = x[cell] / dt_now[0];
+            p[cell] = x[cell_at(cells, pos)] / dt_now[0];
 #endif
             // The new divergence from this thread's corrected faces and the corrections of the
             // cell's high faces, recomputed here (the same bits as their owners write).
             for (int a = 0; a < 3; ++a) {
                 int up[3] = {pos[0], pos[1], pos[2]};
                 up[a] += 1;
-                div += (corrected(q_star[a], x, m, a, up, kinds, inv)
+                div += (corrected(q_star[a], x, cells, m, a, up, kinds, inv)
                         - q[a][face_index(m, a, pos)]) * inv[a];
             }
             div = fabs(div);

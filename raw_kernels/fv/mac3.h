@@ -2,7 +2,8 @@
 // viscous3d.cu): component a (u, v, w: a = 0, 1, 2) on the faces normal to axis a, with n_d +
 // 2G cells along each axis d != a and n_a + 1 + 2G faces along a, x fastest:
 // q_a(i, j, k) = q_a[(i + G) + (j + G) s1 + (k + G) s2]; and the packed face vector of the
-// implicit viscous stage (no ghosts, u's faces, then v's, then w's).
+// implicit viscous stage (no ghosts, u's faces, then v's, then w's); cell arrays and the
+// pressure gradient at a face.
 #pragma once
 
 #include "mac_lines.h"
@@ -52,4 +53,31 @@ DEVICE int packed3(const Mac3& m, int a, const int* pos, int* stride)
     stride[1] = m.n[0] + (a == 0);
     stride[2] = stride[1] * (m.n[1] + (a == 1));
     return offset + pos[0] + stride[1] * pos[1] + stride[2] * pos[2];
+}
+
+// Where a cell array holds cell (i, j, k): x[first + i + sy j + sz k]. A packed one (p, the
+// pressure solve's vectors) has first 0, sy nx, sz nx ny; a decomposed grid's block reads the
+// solution from a copy padded by one halo cell (raw_kernels/core/halo.cu).
+struct Cells {
+    int first, sy, sz;
+};
+
+DEVICE Cells packed_cells(const Mac3& m) { return Cells{0, m.n[0], m.n[0] * m.n[1]}; }
+
+DEVICE int cell_at(const Cells& c, const int* pos)
+{
+    return c.first + pos[0] + c.sy * pos[1] + c.sz * pos[2];
+}
+
+// The gradient of the cell field x (laid out as `cells`) at component a's face pos into *grad
+// (face_gradient of mac_lines.h along a); false where x has none (a wall or inflow face).
+DEVICE bool gradient_at(const real* __restrict__ x, const Cells& cells, const Mac3& m, int a,
+                        const int* pos, const int* kinds, const real* inv, real* grad)
+{
+    const int stride[3] = {1, cells.sy, cells.sz};
+    int base = cells.first;
+    for (int d = 0; d < 3; ++d)
+        if (d != a) base += pos[d] * stride[d];
+    return face_gradient(x, pos[a], m.n[a], stride[a], base, kinds[2 * a], kinds[2 * a + 1],
+                         inv[a], grad);
 }

@@ -183,23 +183,25 @@ def check(case):
 
 
 def check_decomposable(case, grid, decomposition):
-    """A one-line CaseError naming the first key a run on several MPI ranks does not support
-    yet (block.py: no body, no periodic side, host-staged halos, the pressure multigrid or
-    no preconditioner, a grid the block layout can split)."""
+    """A one-line CaseError naming the first key a run of the 2D or 3D solver on several MPI
+    ranks does not support yet (block.py: no body, host-staged halos, the pressure multigrid
+    or no preconditioner, a grid the block layout can split; 3D: explicit viscosity)."""
     data = case.data
-    refusals = [("obstacle", obstacle_key(case), any(v is not None for v in
-                                                     data["obstacle"].values()), "an [obstacle]"),
+    body = "obstacle" in data and any(v is not None for v in data["obstacle"].values())
+    viscous = data["scheme"]["viscous"]
+    refusals = [("scheme", "viscous",
+                 viscous != "explicit" and not case.adapter.SOLVER.implicit_on_blocks,
+                 f'scheme.viscous = "{viscous}"'),
+                ("obstacle", body and obstacle_key(case), body, "an [obstacle]"),
                 ("pressure", "preconditioner", data["pressure"]["preconditioner"]
                  not in DISTRIBUTED,
                  f'pressure.preconditioner = "{data["pressure"]["preconditioner"]}"'),
                 ("run", "halo_exchange", data["run"]["halo_exchange"] == "nccl",
                  'run.halo_exchange = "nccl" (its halos are host-staged)')]
-    refusals += [("boundary", side, data["boundary"][side] == "periodic", "periodic sides")
-                 for side in SIDES]
     for section, key, refused, what in refusals:
         if refused:
-            raise case.error(section, key, "the incompressible solver does not run on several "
-                             f"MPI ranks with {what} yet")
+            raise case.error(section, key, f"the {case.adapter.SOLVER.name} solver does not "
+                             f"run on several MPI ranks with {what} yet")
     try:
         block_layout(decomposition.rank, decomposition.size, grid.shape,
                      dims=decomposition.dims or None)

@@ -10,10 +10,11 @@ from ..linalg.preconditioners import choices, help_text
 from . import structured
 from .bounds import solver_errors
 from .incompressible import SECTIONS as SECTIONS_2D
-from .incompressible import _evaluate
+from .incompressible import _evaluate, check_decomposable
 from .schema import REQUIRED, Key
 
 SOLVER = IncompressibleSolver3D
+DECOMPOSES = True  # build() takes a decomposition (fv/incompressible/block.py)
 BYTES_PER_CELL = 1500  # host, fp64 (cases.bounds: the memory a mesh needs)
 AXES = "xyz"
 SECTIONS = {
@@ -116,10 +117,13 @@ def check(case):
         raise case.error("scheme", "cfl", f"expected a value in (0, 1], got {cfl}")
 
 
-def build(case):
-    """The IncompressibleSolver3D described by a validated case, with its initial state set."""
+def build(case, decomposition=None):
+    """The IncompressibleSolver3D described by a validated case, with its initial state set;
+    with a decomposition (mesh/decomposition.py), this rank's block of it."""
     grid = grid_of(case)
     data = case.data
+    if decomposition is not None:
+        check_decomposable(case, grid, decomposition)
     physics, scheme, pressure = data["physics"], data["scheme"], data["pressure"]
     with solver_errors(case):
         solver = IncompressibleSolver3D(
@@ -133,6 +137,6 @@ def build(case):
             pressure_divergence=pressure["divergence"],
             steady_tolerance=scheme["steady_tolerance"], steady_window=scheme["steady_window"],
             inflow_ramp=data["boundary"]["inflow_ramp"], backend=data["run"]["backend"],
-            precision=data["run"]["precision"])
+            precision=data["run"]["precision"], decomposition=decomposition)
         solver.set_state(*initial_state(case, grid, solver.face_coordinates()))
     return solver

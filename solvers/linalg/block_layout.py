@@ -38,10 +38,13 @@ class BlockLayout:
         return self.blocks[0]
 
 
-def aligned_block(rank, dims, shape, level):
-    """The Block of `rank` when `shape` is split in units of 2^level cells per axis."""
+def aligned_block(rank, dims, shape, level, periodic=None):
+    """The Block of `rank` when `shape` is split in units of 2^level cells per axis; periodic:
+    per axis whether it wraps (the block beyond its ends is the one at the other end, this
+    block itself where the axis is not split)."""
     unit = 2**level
-    coarse = block_of(rank, dims, tuple(n // unit for n in shape), [False] * len(shape))
+    periodic = periodic or [False] * len(shape)
+    coarse = block_of(rank, dims, tuple(n // unit for n in shape), periodic, wrap_self=True)
     return Block(dims=coarse.dims, coords=coarse.coords,
                  start=tuple(s * unit for s in coarse.start),
                  shape=tuple(n * unit for n in coarse.shape), neighbours=coarse.neighbours)
@@ -59,10 +62,11 @@ def _cost(dims, shapes, level):
     return largest + math.prod(shapes[level])
 
 
-def block_layout(rank, size, shape, dims=None, gather=None):
+def block_layout(rank, size, shape, dims=None, gather=None, periodic=None):
     """The BlockLayout of `rank` of `size` for a grid of `shape` cells; dims: the process grid
     (None: process_grid's); gather: the gather level (None: the cheapest, see the module
-    docstring). ValueError where the grid cannot carry a multigrid hierarchy."""
+    docstring); periodic: per axis whether it wraps (aligned_block). ValueError where the grid
+    cannot carry a multigrid hierarchy."""
     shapes = tuple(coarse_shapes(shape))
     if len(shapes) < 2:
         raise ValueError(f"grid {tuple(shape)} cannot be coarsened: multigrid halves every "
@@ -74,7 +78,7 @@ def block_layout(rank, size, shape, dims=None, gather=None):
     elif gather not in levels:
         raise ValueError(f"gather level {gather!r}: grid {tuple(shape)} on process grid {dims} "
                          f"can gather at levels {levels[0]} to {levels[-1]}")
-    fine = aligned_block(rank, dims, shape, gather)
+    fine = aligned_block(rank, dims, shape, gather, periodic)
     blocks = tuple(Block(dims=fine.dims, coords=fine.coords,
                          start=tuple(s >> level for s in fine.start),
                          shape=tuple(n >> level for n in fine.shape), neighbours=fine.neighbours)

@@ -12,7 +12,9 @@ launches (backend/halo.py, host-staged).
 Every rank passes the whole grid's description: shape, spacing, boundary, and a coefficient
 that is a number or an array of the whole grid (each rank keeps its block and the halo cells
 of it). A side of the block towards another block reads the halo; a side of the whole grid
-keeps its Dirichlet or Neumann rule.
+keeps its Dirichlet or Neumann rule. A periodic side (both sides of an axis) is a side towards
+another block: the block's neighbours wrap around it (block_layout(..., periodic=...)), the
+block itself where the axis is not split.
 """
 
 import math
@@ -27,7 +29,9 @@ from .multigrid import coarsen_coefficient
 from .operator import LaunchSequence
 from .stencil import (
     BLOCK,
+    KINDS,
     MAX_GRID_YZ,
+    SIDES,
     axis_weights,
     check_problem,
     dirichlet_bits,
@@ -66,8 +70,12 @@ class BlockLaplacian:
                  backend="auto", precision="fp32"):
         self.comm, self.block = comm, block
         self.shape, self.spacing, self.coefficient, self.boundary = check_problem(
-            shape, spacing, coefficient, boundary)
+            shape, spacing, coefficient, boundary, KINDS + ("periodic",))
         self.ndim = len(self.shape)
+        for side, other in zip(SIDES, block.neighbours):
+            if self.boundary[side] == "periodic" and other is None:
+                raise ValueError(f"boundary {side} is periodic but the block has no neighbour "
+                                 "beyond it: take the blocks of block_layout(..., periodic=...)")
         self.precision = precision
         self.dtype = dtype = real_dtype(precision)
         self.backend = backend = get_backend(backend)
@@ -83,8 +91,12 @@ class BlockLaplacian:
         self.walls = sum(1 << s for s, other in enumerate(block.neighbours) if other is None)
         self.halo = PaddedHalo(backend, dtype, self.local_shape, block.neighbours, comm)
         if self.variable:
-            around = np.pad(self.coefficient, 1, mode="edge")[
-                tuple(slice(s, s + n + 2) for s, n in zip(block.start, block.shape))]
+            around = self.coefficient
+            for axis in range(self.ndim):  # the halo: a wrapped cell or the edge's (unread)
+                wrap = self.boundary[SIDES[2 * axis]] == "periodic"
+                around = np.pad(around, [(int(d == axis),) * 2 for d in range(self.ndim)],
+                                mode="wrap" if wrap else "edge")
+            around = around[tuple(slice(s, s + n + 2) for s, n in zip(block.start, block.shape))]
             self.inv_coef = backend.to_device(
                 inverse_coefficient(around, dtype).ravel(order="F"))
         else:

@@ -20,17 +20,31 @@ would wait for it anyway.
 
 The smoothing polynomial, the transfers and the coarse levels are the single-rank cycle's, so
 M is the single-rank M up to rounding, and preconditioned CG takes the same iterations.
+
+Periodic sides: the blocks wrap around a periodic axis (block_layout's), so the distributed
+levels smooth and transfer across it through their halos; the gathered level, which the
+stencil kernels cannot wrap, is one V-cycle of the AlgebraicMultigrid of its assembled matrix
+(stencil.laplacian_matrix: the single-rank periodic solve's preconditioner), the halo it
+leaves around a block wrapped too. With no Dirichlet side A is singular (the constants): CG
+runs on the consistent system, and the gathered algebraic level's result has its mean
+removed, so that the cycle adds no constant to x (an fp32 algebraic cycle's can be large: x
+then grows by it in every iteration until its rounding swamps the solution and CG breaks
+down, measured on a periodic 8^3 pressure; the single-rank solve of the same system converged
+in 7 iterations). The geometric gathered level (no periodic side) keeps its mean, as the
+single-rank cycle does, so a singular non-periodic pressure (the cavity's) keeps the single
+rank's bits.
 """
 
 import numpy as np
 
 from ..backend.halo import check_vector, interior, padded_extents
 from ..backend.stepper import HostWork
+from .amg import AlgebraicMultigrid
 from .block_layout import aligned_block
 from .block_stencil import BLOCK, BlockLaplacian, launch_grid
-from .multigrid import GeometricMultigrid
+from .multigrid import GeometricMultigrid, Smoothing
 from .operator import LaunchSequence, overlap
-from .stencil import StencilLaplacian
+from .stencil import SIDES, StencilLaplacian, laplacian_matrix
 
 
 class DistributedMultigrid:
@@ -60,17 +74,31 @@ class DistributedMultigrid:
         for level in range(1, self.gather + 1):
             self.operators.append(self.operators[-1].coarsened(layout.blocks[level]))
 
-        # The gathered level: the whole grid's operator and cycle on every rank.
+        # The gathered level: the whole grid's cycle on every rank (periodic: algebraic).
+        self.smoothing = Smoothing(smoother, sweeps, omega, operator.ndim)
         last = self.operators[-1]
-        self.whole = StencilLaplacian(layout.shapes[self.gather], last.spacing,
-                                      coefficient=last.coefficient, boundary=last.boundary,
-                                      backend=self.backend, precision=last.precision)
-        self.coarse = GeometricMultigrid(self.whole, smoother=smoother, sweeps=sweeps,
-                                         omega=omega, coarse_sweeps=coarse_sweeps)
+        self.whole_shape = layout.shapes[self.gather]
+        self.periodic = [last.boundary[SIDES[2 * a]] == "periodic" for a in range(last.ndim)]
+        if any(self.periodic):
+            if last.variable:
+                raise ValueError("the distributed multigrid takes a constant coefficient on a "
+                                 "grid with periodic sides")
+            matrix = laplacian_matrix(self.whole_shape, last.spacing, last.boundary)
+            self.coarse = AlgebraicMultigrid(matrix * last.coefficient, backend=self.backend,
+                                             precision=last.precision)
+            shapes = (self.whole_shape,) + self.coarse.shapes[1:]
+        else:
+            whole = StencilLaplacian(self.whole_shape, last.spacing,
+                                     coefficient=last.coefficient, boundary=last.boundary,
+                                     backend=self.backend, precision=last.precision)
+            self.coarse = GeometricMultigrid(whole, smoother=smoother, sweeps=sweeps,
+                                             omega=omega, coarse_sweeps=coarse_sweeps)
+            shapes = self.coarse.shapes
         self.levels = self.gather + self.coarse.levels
-        self.shapes = layout.shapes[:self.gather] + self.coarse.shapes
-        self._whole_b = self.backend.zeros((self.whole.n,), self.dtype)
-        self._whole_x = self.backend.zeros((self.whole.n,), self.dtype)
+        self.shapes = layout.shapes[:self.gather] + tuple(shapes)
+        cells = int(np.prod(self.whole_shape))
+        self._whole_b = self.backend.zeros((cells,), self.dtype)
+        self._whole_x = self.backend.zeros((cells,), self.dtype)
         dims = layout.block.dims
         self._gathered_blocks = [aligned_block(r, dims, layout.shapes[self.gather], 0)
                                  for r in range(self.comm.Get_size())]
@@ -85,8 +113,8 @@ class DistributedMultigrid:
     def __repr__(self):
         grids = " -> ".join("x".join(map(str, s)) for s in self.shapes)
         return (f"DistributedMultigrid({self.levels} levels {grids}, gathered from level "
-                f"{self.gather}; {self.coarse.smoother} V({self.coarse.sweeps},"
-                f"{self.coarse.sweeps}))")
+                f"{self.gather} ({type(self.coarse).__name__}); {self.smoothing.smoother} "
+                f"V({self.smoothing.sweeps},{self.smoothing.sweeps}))")
 
     def bind(self, r, z):
         """z = M r for vectors of the block's cells: a LaunchSequence of launches and
@@ -128,7 +156,7 @@ class DistributedMultigrid:
         op, x, y, r = self.operators[level], self._x[level], self._y[level], self._r[level]
         k, grid = op.kernels, launch_grid(op.local_shape)
         # Pre- and post-smoothing write 2 sweeps times alternately; starting in y ends in x.
-        current = self._smooth(level, y, x, self.coarse.pre_steps, True, parts)
+        current = self._smooth(level, y, x, self.smoothing.pre_steps, True, parts)
         coarse = self.operators[level + 1]
         parts += [op.exchange(current),
                   k.block_residual.bind(grid, BLOCK, current, self._b[level], r, *op.args()),
@@ -144,7 +172,7 @@ class DistributedMultigrid:
                                               *(*op.local_shape, 1)[:3], op.dirichlet,
                                               op.walls))
         other = y if current is x else x
-        result = self._smooth(level, other, current, self.coarse.post_steps, False, parts)
+        result = self._smooth(level, other, current, self.smoothing.post_steps, False, parts)
         assert result is x
 
     def _bind_gathered(self, parts):
@@ -163,7 +191,7 @@ class DistributedMultigrid:
         counts = [int(np.prod(b.shape)) for b in self._gathered_blocks]
         received = np.empty(sum(counts), self.dtype)
         self.comm.Allgatherv(send.ravel(), [received, counts])
-        whole = np.empty(tuple(reversed(self.whole.shape)), self.dtype)
+        whole = np.empty(tuple(reversed(self.whole_shape)), self.dtype)
         start = 0
         for block, count in zip(self._gathered_blocks, counts):
             cells = tuple(reversed(block.slices))
@@ -173,18 +201,21 @@ class DistributedMultigrid:
 
     def _keep_block(self):
         """This rank's block of the whole grid's x and the halo cells around it (beyond a
-        wall: 0, never read) into the padded x of the gather level."""
+        periodic side: the cells at the other end; beyond a wall: 0, never read) into the
+        padded x of the gather level."""
         op = self.operators[-1]
-        whole = self.backend.to_host(self._whole_x).reshape(tuple(reversed(self.whole.shape)))
+        whole = self.backend.to_host(self._whole_x).reshape(tuple(reversed(self.whole_shape)))
+        if op.dirichlet == 0 and any(self.periodic):  # singular, algebraic: no constant
+            whole = (whole - whole.mean(dtype=np.float64)).astype(self.dtype)
         padded = np.zeros(tuple(reversed(padded_extents(op.local_shape))), self.dtype)
         source, target = [], []
-        for start, cells, n in zip(op.block.start, op.block.shape, self.whole.shape):
-            lo, hi = max(start - 1, 0), min(start + cells + 1, n)
-            source.append(slice(lo, hi))
-            target.append(slice(lo - start + 1, hi - start + 1))
-        if len(op.local_shape) == 2:  # no halo along z
-            padded[(0, *reversed(target))] = whole[tuple(reversed(source))]
-        else:
-            padded[tuple(reversed(target))] = whole[tuple(reversed(source))]
+        for start, cells, n, wrap in zip(op.block.start, op.block.shape, self.whole_shape,
+                                         self.periodic):
+            cell = np.arange(start - 1, start + cells + 1)
+            kept = np.ones(cell.size, bool) if wrap else (cell >= 0) & (cell < n)
+            source.append(cell[kept] % n)
+            target.append(np.flatnonzero(kept))
+        view = padded[0] if len(op.local_shape) == 2 else padded  # 2D: no halo along z
+        view[np.ix_(*reversed(target))] = whole[np.ix_(*reversed(source))]
         self.backend.write(self._x[-1], padded.ravel())
 

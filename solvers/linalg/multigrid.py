@@ -154,7 +154,35 @@ def spectrum(op):
     return float(np.max(lowest)), upper
 
 
-class GeometricMultigrid:
+class Smoothing:
+    """The smoothing of a geometric V-cycle (this one's, a distributed one's): smoother, sweeps
+    and omega checked as GeometricMultigrid's; pre_steps and post_steps, the (scale, alpha,
+    beta) of the launches before and after the coarse correction (host float64; the launches
+    round the scalars to `real`)."""
+
+    def __init__(self, smoother, sweeps, omega, ndim):
+        if smoother not in SMOOTHERS:
+            raise ValueError(f"smoother must be one of {', '.join(SMOOTHERS)}, got {smoother!r}")
+        if not isinstance(sweeps, (int, np.integer)) or sweeps < 1:
+            raise ValueError(f"sweeps must be a positive integer, got {sweeps!r}")
+        if omega is not None and smoother != "jacobi":
+            raise ValueError("omega is the damping of smoother='jacobi'")
+        self.smoother, self.sweeps = smoother, int(sweeps)
+        if smoother == "jacobi":
+            self.omega = float(JACOBI_OMEGA[ndim] if omega is None else omega)
+            if not 0 < self.omega < 1:
+                raise ValueError(f"omega must be in (0, 1) (the smoother must damp every mode "
+                                 f"of D^-1 A, whose spectrum reaches 2), got {omega!r}")
+            smoothing = [(0.0, self.omega)] * self.sweeps
+        else:
+            self.omega = None
+            lower = SPECTRUM_BOUND / (4 * self.sweeps)
+            smoothing = chebyshev_steps(lower, SPECTRUM_BOUND, self.sweeps)
+        self.pre_steps = kernel_steps(smoothing, zero_start=True)
+        self.post_steps = kernel_steps(smoothing, zero_start=False)
+
+
+class GeometricMultigrid(Smoothing):
     """One V-cycle of geometric multigrid for a StencilLaplacian (see the module docstring).
 
     operator       the finest level: a StencilLaplacian whose axes are even with >= 8 cells
@@ -182,12 +210,7 @@ class GeometricMultigrid:
                 raise ValueError(f"levels must be an integer from 2 to {len(shapes)} for grid "
                                  f"{operator.shape}, got {levels!r}")
             shapes = shapes[:levels]
-        if smoother not in SMOOTHERS:
-            raise ValueError(f"smoother must be one of {', '.join(SMOOTHERS)}, got {smoother!r}")
-        if not isinstance(sweeps, (int, np.integer)) or sweeps < 1:
-            raise ValueError(f"sweeps must be a positive integer, got {sweeps!r}")
-        if omega is not None and smoother != "jacobi":
-            raise ValueError("omega is the damping of smoother='jacobi'")
+        Smoothing.__init__(self, smoother, sweeps, omega, operator.ndim)
         if coarse_sweeps is not None and (not isinstance(coarse_sweeps, (int, np.integer))
                                           or coarse_sweeps < 1):
             raise ValueError(f"coarse_sweeps must be a positive integer, got {coarse_sweeps!r}")
@@ -209,22 +232,6 @@ class GeometricMultigrid:
         self.levels = len(self.operators)
         self.shapes = tuple(op.shape for op in self.operators)
 
-        # Smoothing polynomial (host float64; the launches round the scalars to `real`).
-        self.smoother = smoother
-        self.sweeps = int(sweeps)
-        if smoother == "jacobi":
-            self.omega = float(JACOBI_OMEGA[self.ndim] if omega is None else omega)
-            if not 0 < self.omega < 1:
-                raise ValueError(f"omega must be in (0, 1) (the smoother must damp every mode "
-                                 f"of D^-1 A, whose spectrum reaches 2), got {omega!r}")
-            smoothing = [(0.0, self.omega)] * self.sweeps
-        else:
-            self.omega = None
-            lower = SPECTRUM_BOUND / (4 * self.sweeps)
-            smoothing = chebyshev_steps(lower, SPECTRUM_BOUND, self.sweeps)
-        # (scale, alpha, beta) of the launches before and after the coarse correction.
-        self.pre_steps = kernel_steps(smoothing, zero_start=True)
-        self.post_steps = kernel_steps(smoothing, zero_start=False)
 
         # Coarsest level: Chebyshev over the measured spectrum, a 2% margin each side.
         low, high = spectrum(self.operators[-1])

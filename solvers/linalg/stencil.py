@@ -168,13 +168,48 @@ class StencilLaplacian(LinearOperator):
             yield axis, interior, walls[0], walls[1]
 
 
-def check_problem(shape, spacing, coefficient, boundary):
+def check_problem(shape, spacing, coefficient, boundary, kinds=KINDS):
     """(shape, spacing, coefficient, boundary) checked and normalised as StencilLaplacian's
-    arguments (ValueError naming the first bad one)."""
+    arguments (ValueError naming the first bad one); kinds: the boundary kinds allowed."""
     shape = _check_shape(shape)
     spacing = _check_spacing(spacing, len(shape))
-    boundary = _check_boundary(boundary, len(shape))
+    boundary = _check_boundary(boundary, len(shape), kinds)
     return shape, spacing, _check_coefficient(coefficient, shape), boundary
+
+
+def laplacian_matrix(shape, spacing, kinds):
+    """A (k = 1) as scipy CSR (float64), also with periodic sides, which StencilLaplacian's
+    kernel does not wrap: per axis, w = 1/h^2 between neighbours (wrapping around a periodic
+    axis), 2 w on the diagonal at a Dirichlet face, nothing at a Neumann face.
+    kinds: {side: 'dirichlet' | 'neumann' | 'periodic'}; cells numbered x fastest (i + nx j,
+    in 3D i + nx (j + ny k))."""
+    n = int(np.prod(shape))
+    index = np.arange(n).reshape(shape, order="F")  # [i, j(, k)] -> i + nx j (+ nx ny k)
+    diag = np.zeros(shape)
+    rows, cols, vals = [], [], []
+    for axis, (lo, hi) in enumerate(zip(SIDES[:2 * len(shape):2], SIDES[1::2])):
+        w = 1.0 / spacing[axis] ** 2
+        a = np.moveaxis(index, axis, 0)
+        d = np.moveaxis(diag, axis, 0)  # a view: writes reach diag
+        pairs = [(a[:-1], a[1:])]
+        if kinds[lo] == "periodic":
+            pairs.append((a[-1:], a[:1]))
+        for left, right in pairs:
+            rows += [left.ravel(), right.ravel()]
+            cols += [right.ravel(), left.ravel()]
+            vals += [np.full(left.size, -w)] * 2
+        d[:-1] += w
+        d[1:] += w
+        if kinds[lo] == "periodic":
+            d[0] += w
+            d[-1] += w
+        d[0] += 2 * w * (kinds[lo] == "dirichlet")
+        d[-1] += 2 * w * (kinds[hi] == "dirichlet")
+    rows.append(index.ravel())
+    cols.append(index.ravel())
+    vals.append(diag.ravel())
+    return sp.coo_matrix((np.concatenate(vals), (np.concatenate(rows), np.concatenate(cols))),
+                         shape=(n, n)).tocsr()
 
 
 def axis_weights(spacing, coefficient, dtype):
@@ -241,15 +276,15 @@ def _check_spacing(spacing, ndim):
     return values
 
 
-def _check_boundary(boundary, ndim):
+def _check_boundary(boundary, ndim, kinds):
     sides = SIDES[:2 * ndim]
     result = dict.fromkeys(sides, "dirichlet")
     for side, kind in dict(boundary or {}).items():
         if side not in sides:
             raise ValueError(f"boundary side {side!r}: a {ndim}D grid has only "
                              f"{', '.join(sides)}")
-        if kind not in KINDS:
-            raise ValueError(f"boundary {side}: kind must be 'dirichlet' or 'neumann', "
+        if kind not in kinds:
+            raise ValueError(f"boundary {side}: kind must be {' or '.join(map(repr, kinds))}, "
                              f"got {kind!r}")
         result[side] = kind
     return result

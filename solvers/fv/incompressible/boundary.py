@@ -13,7 +13,7 @@ The pressure correction sees walls, slip and inflow sides as zero normal gradien
 outflow as zero pressure (Dirichlet), periodic sides as periodic.
 """
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -46,6 +46,15 @@ class Boundaries:
     def closed(self):
         """No outflow side: the pressure is defined up to a constant."""
         return "outflow" not in self.kinds
+
+    def side_profiles(self, shape):
+        """The inflow profile of each side (grid of `shape` cells), along its other axis."""
+        nx, ny = shape
+        return np.split(self.inflow, [ny, 2 * ny, 2 * ny + nx])
+
+    def with_profiles(self, profiles):
+        """The table with side_profiles' `profiles` as the inflow (a block's)."""
+        return replace(self, inflow=np.concatenate(profiles))
 
     def max_speed(self):
         """The largest boundary speed (lid or inflow): the velocity scale of a start from rest."""

@@ -1,11 +1,13 @@
 """What the 2D and 3D incompressible MAC solvers share around their kernels: the order of a
 step's launches, the start of the device's records (diag, history rows, the steady test's
-reference), the reading of them between replays, the solve report, and the checkpoint of the
-host series (SeriesCheckpoint) and of the viscous stage's last increment. The diag layout is
-raw_kernels/fv/mac_finish.h's."""
+reference), the reading of them between replays, the solve report, the checkpoint of the host series
+(SeriesCheckpoint) and of the viscous stage's last increment, and on a decomposed grid the
+block (block.py), the step's launches and host work, and the whole grid's gathered state. The
+diag layout is raw_kernels/fv/mac_finish.h's."""
 
 import numpy as np
 
+from .block import MacBlock, refuse
 from .checkpoint import SeriesCheckpoint
 
 HISTORY_ROWS = 4096  # steps kept on the device between two observe() calls
@@ -22,10 +24,19 @@ class MacFlow(SeriesCheckpoint):
 
     history_columns = ()
     _forcing = ()
+    parallel = None  # a decomposed grid's MacBlock
+    _parts = None  # a decomposed grid's step: launches and host work
+    _gathered = None  # (clock reading, the whole grid's host state) when decomposed
+    implicit_on_blocks = False  # whether a decomposed grid runs implicit viscosity
 
     def step(self):
         """Launch one time step: dt, boundaries, prediction (and the implicit viscous stage),
-        the forcing of u*, projection, end-of-step records."""
+        the forcing of u*, projection, end-of-step records; a decomposed grid's has host work
+        between its launches (step_segments)."""
+        if self._parts is not None:
+            for part in self._parts:
+                part()
+            return
         self.clock.finish_dt()
         self._scale()
         for launch in self._fill[1]:
@@ -40,6 +51,51 @@ class MacFlow(SeriesCheckpoint):
         self.pressure.launch_solve()
         self._correct()
         self._finish()
+
+    def step_segments(self):
+        """A decomposed grid's step as launches and host work (block.py), else None."""
+        return self._parts
+
+    # -- a decomposed grid ---------------------------------------------------------------------
+    def _block(self, decomposition, viscous, obstacle=False):
+        """This rank's MacBlock of a decomposed grid (no body; explicit viscosity unless
+        implicit_on_blocks), else None; a one-line ValueError for what it does not support."""
+        if decomposition is None:
+            return None
+        refuse(self.name, viscous, obstacle, decomposition, self.implicit_on_blocks)
+        return MacBlock(decomposition, self.grid, self.boundaries, self.ghosts, self.backend,
+                        self.dtype)
+
+    def _decomposed_parts(self, velocity, solve, reduce, p_halo=(), viscous=()):
+        """A decomposed grid's step (MacFlow.step's launches): the velocity arrays' halos
+        swapped before the predictor (and p^n's, p_halo, for the implicit predictor), the
+        implicit viscous stage's parts after it (its solve, then u* = u^n + d), the pressure
+        solve's parts and the reduction of the step's maxima (host work, block.py) before the
+        finish."""
+        return [self.clock.finish_dt, self._scale, *self._fill[1],
+                *self.parallel.velocity_halo(*velocity), *p_halo, self._predict, *viscous,
+                self._divergence, *solve, self._correct, reduce, self._finish]
+
+    def _host_state_of(self, velocity):
+        """Host float64 copies of the whole grid's face arrays `velocity` (padded as on the
+        device, their ghosts beyond the grid's sides filled) and cell pressure, in device
+        order ([z,] row, column). A decomposed grid's come from every block (collective:
+        every rank calls it; the first call at a clock reading gathers, later ones reuse
+        that)."""
+        reading = None if self.parallel is None else self.clock.read()
+        if self._gathered is not None and self._gathered[0] == reading:
+            return self._gathered[1]
+        for launch in self._fill[0]:  # ghosts of the current field (for the wall vorticity)
+            launch()
+        q = [self.backend.to_host(a).astype(np.float64) for a in velocity]
+        p = self.backend.to_host(self.p).astype(np.float64)
+        if self.parallel is None:
+            return (*q, p.reshape(self.grid.shape[::-1]))
+        n, g = self.grid.shape, self.ghosts
+        shapes = [tuple(n[d] + 2 * g + (d == a) for d in reversed(range(len(n))))
+                  for a in range(len(n))]
+        self._gathered = (reading, tuple(self.parallel.gather(q, p, shapes)))
+        return self._gathered[1]
 
     def _start_records(self, t, references):
         """Zero the step records and the AB2 and viscous memories (`zeroed` arrays), start the

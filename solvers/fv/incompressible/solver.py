@@ -43,7 +43,6 @@ from ...linalg.preconditioners import MULTIGRIDS
 from ...mesh import StructuredGrid
 from ...mesh.decomposition import Decomposition
 from ...solver import BackendLike, TimeDependentSolver
-from .block import MacBlock
 from .block_viscous import block_viscous_stage
 from .boundary import BoundaryError, parse_boundaries  # noqa: F401 (re-export)
 from .distance import body_distance, face_coordinates
@@ -119,8 +118,8 @@ class IncompressibleSolver(MacFlow, MacState, TimeDependentSolver):
     steady_tolerance    end the run when the change rate (1/s) drops below it (0: never)
     steady_window       simulated time over which the change rate is measured
     inflow_ramp         inflow profiles ramp up as (1 - cos(pi t / T)) / 2 over this time
-    decomposition       this rank's share of a grid split over MPI ranks (no body, no
-                        periodic side): the solver holds its block (block.py),
+    decomposition       this rank's share of a grid split over MPI ranks (no body): the
+                        solver holds its block (block.py),
                         exchanges halos between its launches and gathers the whole grid's
                         fields; None: the whole grid
     """
@@ -128,6 +127,7 @@ class IncompressibleSolver(MacFlow, MacState, TimeDependentSolver):
     name = "incompressible"
     history_columns = HIST_COLUMNS
     ghosts = G
+    implicit_on_blocks = True  # block_viscous.py
 
     def __init__(self, grid: StructuredGrid, boundary: dict, nu: float,
                  advection: str = "central", viscous: str = "explicit", cfl: float = 0.5,
@@ -151,8 +151,8 @@ class IncompressibleSolver(MacFlow, MacState, TimeDependentSolver):
         self.nu = float(nu)
         self.boundaries = parse_boundaries(boundary, grid.nx, grid.ny)
         self._platform(backend, precision)
-        self.parallel = self._block(decomposition, obstacle, obstacle_distance)
-        self._gathered = None  # (clock reading, the whole grid's host state) when decomposed
+        self.parallel = self._block(decomposition, viscous,
+                                    obstacle is not None or obstacle_distance is not None)
         self.force = tuple(float(f) for f in force)
         speed = self.boundaries.max_speed()
         self.reference_velocity = float(reference_velocity or speed or 1.0)
@@ -174,7 +174,7 @@ class IncompressibleSolver(MacFlow, MacState, TimeDependentSolver):
         b, dtype = self.backend, self.dtype
         codes, inflow = self.boundaries.codes, self.boundaries.inflow
         if self.parallel is not None:
-            codes, inflow = self.parallel.codes, self.parallel.inflow
+            codes, inflow = self.parallel.codes, self.parallel.boundaries.inflow
 
         # Device state: face velocities with ghosts, their predictions and last N, pressure.
         self.u_shape, self.v_shape = (ny + 2 * G, nx + 1 + 2 * G), (ny + 1 + 2 * G, nx + 2 * G)
@@ -246,8 +246,8 @@ class IncompressibleSolver(MacFlow, MacState, TimeDependentSolver):
         # p^n as the implicit predictor reads it (a decomposed grid's: padded, its halo swapped).
         p_source, p_halo = (self.p, nx, 0), []
         if self.parallel is not None and self.implicit:
-            p_halo, padded_p = self.parallel.cell_halo(self.pressure, self.p)
-            p_source = (padded_p, nx + 2, nx + 3)
+            p_halo, padded_p, first, (stride,) = self.parallel.cell_halo(self.pressure, self.p)
+            p_source = (padded_p, stride, first)
         self._scale = k.ins_boundary_scale.bind(1, 1, self.clock.ctrl, self.scale,
                                                 float(inflow_ramp))
         self._fill = {fix: [k.ins_boundary.bind(
@@ -267,8 +267,8 @@ class IncompressibleSolver(MacFlow, MacState, TimeDependentSolver):
         # swapped), and the parts of the solve.
         x, solve = (solver.x, nx, 0), []
         if self.parallel is not None:
-            solve, padded = self.parallel.pressure_parts(solver)
-            x = (padded, nx + 2, nx + 3)
+            solve, padded, first, (stride,) = self.parallel.pressure_parts(solver)
+            x = (padded, stride, first)
         self._correct = k.ins_correct.bind(
             self.face_grid, BLOCK, self.u, self.v, self.us, self.vs, *x, self.p,
             self.clock.dt, fluid, nx, ny, inv_dx, inv_dy, *codes, self.diffusion_rate,
@@ -276,43 +276,21 @@ class IncompressibleSolver(MacFlow, MacState, TimeDependentSolver):
             self.refresh)
         viscous_solver = self.viscous.solver if self.implicit else solver  # (unused if explicit)
         # The step's maxima: a decomposed grid's are every block's (after host work).
-        maxima, step_maxima = (self.partials, blocks), []
+        maxima = (self.partials, blocks)
         if self.parallel is not None:
             reduce, largest = self.parallel.maxima(self.clock.rates, self.partials)
-            maxima, step_maxima = (largest, 1), [reduce]
+            maxima = (largest, 1)
         self._finish = k.ins_finish.bind(
             1, FINISH_THREADS, *maxima, force_partials, force_blocks,
             self.clock.ctrl, solver.state, solver.done, viscous_solver.state,
             viscous_solver.done, self.diag, self.dt_prev, self.history, HISTORY_ROWS,
             grid.dx * grid.dy, self.steady_tolerance, self.steady_window, self.refresh)
         # A decomposed grid's step: launches, and host work between them (block.py).
-        viscous = [*self._viscous_parts, self._increment] if self.implicit else []
-        self._parts = None if self.parallel is None else [
-            self.clock.finish_dt, self._scale, *self._fill[1],
-            *self.parallel.velocity_halo(self.u, self.v), *p_halo, self._predict, *viscous,
-            self._divergence, *solve, self._correct, *step_maxima, self._finish]
+        if self.parallel is not None:
+            viscous = [*self._viscous_parts, self._increment] if self.implicit else []
+            self._parts = self._decomposed_parts((self.u, self.v), solve, reduce, p_halo,
+                                                 viscous)
         self.set_state(np.zeros((grid.nx + 1, grid.ny)), np.zeros((grid.nx, grid.ny + 1)))
-
-    def _block(self, decomposition, obstacle, obstacle_distance):
-        """This rank's MacBlock of a decomposed grid (no body), else None."""
-        if decomposition is None:
-            return None
-        if obstacle is not None or obstacle_distance is not None:
-            raise ValueError("the incompressible solver does not run on several MPI ranks "
-                             "with an obstacle yet")
-        return MacBlock(decomposition, self.grid, self.boundaries, G, self.backend, self.dtype)
-
-    def step(self):
-        """Launch one time step (MacFlow.step); a decomposed grid's has host work between its
-        launches (step_segments)."""
-        if self.parallel is None:
-            return super().step()
-        for part in self._parts:
-            part()
-
-    def step_segments(self):
-        """A decomposed grid's step as launches and host work (block.py), else None."""
-        return self._parts
 
     def _viscous_stage(self, viscous, codes):
         """The implicit viscous stage (viscous.py; a decomposed grid's: block_viscous.py, and

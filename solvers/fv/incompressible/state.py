@@ -22,7 +22,7 @@ class MacState:
                 raise ValueError(f"{name} must have shape {shape} (faces), got {np.shape(value)}")
         pressure = np.broadcast_to(np.asarray(p, np.float64), self.grid.shape)
         if self.parallel is not None:
-            u, v, pressure = self.parallel.scatter(np.asarray(u), np.asarray(v), pressure)
+            (u, v), pressure = self.parallel.scatter((np.asarray(u), np.asarray(v)), pressure)
         self._gathered = None
         for target, value, shape in ((self.u, u, self.u_shape), (self.v, v, self.v_shape)):
             padded = np.zeros(shape)
@@ -43,22 +43,9 @@ class MacState:
 
     def _host_state(self):
         """Host float64 copies of the whole grid's u and v (padded as on the device, their
-        ghosts beyond the grid's sides filled) and cell pressure, [row, column] each. A
-        decomposed grid's come from every block (collective: every rank calls it; the first
-        call at a clock reading gathers, later ones reuse that)."""
-        reading = None if self.parallel is None else self.clock.read()
-        if self._gathered is not None and self._gathered[0] == reading:
-            return self._gathered[1]
-        for launch in self._fill[0]:  # ghosts of the current field (for the wall vorticity)
-            launch()
-        u, v, p = (self.backend.to_host(a).astype(np.float64) for a in (self.u, self.v, self.p))
-        nx, ny, g = self.grid.nx, self.grid.ny, self.ghosts
-        if self.parallel is None:
-            return u, v, p.reshape(ny, nx)
-        state = self.parallel.gather(u, v, p, (ny + 2 * g, nx + 1 + 2 * g),
-                                     (ny + 1 + 2 * g, nx + 2 * g))
-        self._gathered = (reading, state)
-        return state
+        ghosts beyond the grid's sides filled) and cell pressure, [row, column] each
+        (MacFlow._host_state: a decomposed grid's gathered from every block)."""
+        return self._host_state_of((self.u, self.v))
 
     def face_velocities(self):
         """Host copies (u, v) of the face velocities, [i, j], float64."""

@@ -14,7 +14,7 @@ A side is one of
 The pressure correction sees walls, slip and inflow as Neumann, outflow as Dirichlet.
 """
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -38,6 +38,14 @@ class Boundaries3D(Boundaries):
         """{side: 'dirichlet' | 'neumann' | 'periodic'} of the pressure correction."""
         return {side: "dirichlet" if kind == "outflow" else kind if kind == "periodic"
                 else "neumann" for side, kind in zip(SIDES_3D, self.kinds)}
+
+    def side_profiles(self, shape):
+        """The inflow profile of each side, [b, c] along its tangential axes."""
+        return list(self.inflow)
+
+    def with_profiles(self, profiles):
+        """The table with side_profiles' `profiles` as the inflow (a block's)."""
+        return replace(self, inflow=tuple(profiles))
 
     def max_speed(self):
         """The largest boundary speed (lid or inflow)."""

@@ -14,6 +14,8 @@ The scheme of the 2D solver (solvers/fv/incompressible/solver.py), one launch pe
 - dt = cfl / (|u|/dx + |v|/dy + |w|/dz + cfl 4 nu sum 1/h^2 / DIFFUSION_LIMIT) on the device;
 - per step on the device: a history row (t, dt, change rate, max |div u|, pressure iterations
   and status, kinetic energy per unit volume), and the steady-state test of the 2D solver.
+On several MPI ranks (a decomposition: explicit viscosity) each rank holds one block of the
+grid, as the 2D solver does (incompressible/block.py).
 """
 
 import numpy as np
@@ -21,9 +23,10 @@ import numpy as np
 from ...backend.clock import DeviceClock
 from ...linalg.preconditioners import MULTIGRIDS
 from ...mesh import StructuredGrid
+from ...mesh.decomposition import Decomposition
 from ...solver import BackendLike, TimeDependentSolver
 from ..incompressible.flow import HISTORY_ROWS, MacFlow
-from ..incompressible.pressure import pressure_solver
+from ..incompressible.pressure import distributed_pressure_solver, pressure_solver
 from ..incompressible.viscous import THETA, VISCOUS, FaceHelmholtz, ViscousStage
 from .boundary import parse_boundaries
 from .fields import cell_velocity, centreline_profiles
@@ -81,10 +84,13 @@ class IncompressibleSolver3D(MacFlow, TimeDependentSolver):
     steady_tolerance    end the run when the change rate (1/s) drops below it (0: never)
     steady_window       simulated time over which the change rate is measured
     inflow_ramp         inflow profiles ramp up as (1 - cos(pi t / T)) / 2 over this time
+    decomposition       this rank's share of a grid split over MPI ranks (explicit viscosity):
+                        the solver holds its block, as the 2D solver's; None: the whole grid
     """
 
     name = "incompressible3d"
     history_columns = HIST_COLUMNS
+    ghosts = G
 
     def __init__(self, grid: StructuredGrid, boundary: dict, nu: float,
                  advection: str = "central", viscous: str = "explicit", cfl: float = 0.5,
@@ -92,7 +98,8 @@ class IncompressibleSolver3D(MacFlow, TimeDependentSolver):
                  reference_velocity=None, reference_length=None,
                  pressure_preconditioner="multigrid", pressure_rtol=1e-6, pressure_maxiter=None,
                  pressure_divergence=1e-6, steady_tolerance=0.0, steady_window=None,
-                 inflow_ramp=0.0, backend: BackendLike = "auto", precision: str = "fp32"):
+                 inflow_ramp=0.0, backend: BackendLike = "auto", precision: str = "fp32",
+                 decomposition: Decomposition | None = None):
         if grid.ndim != 3:
             raise ValueError("the incompressible3d solver needs a 3D grid")
         if not nu > 0:
@@ -107,6 +114,7 @@ class IncompressibleSolver3D(MacFlow, TimeDependentSolver):
         self.nu = float(nu)
         self.boundaries = parse_boundaries(boundary, grid.shape)
         self._platform(backend, precision)
+        self.parallel = self._block(decomposition, viscous)
         self.force = tuple(float(f) for f in force)
         speed = self.boundaries.max_speed()
         self.reference_velocity = float(reference_velocity or speed or 1.0)
@@ -117,7 +125,10 @@ class IncompressibleSolver3D(MacFlow, TimeDependentSolver):
         self.scheme = {"advection": advection, "viscous": viscous, "cfl": cfl,
                        "time": "adams_bashforth2", "projection": "incremental",
                        "pressure": pressure_preconditioner, "pressure_rtol": pressure_rtol}
-        n = grid.shape
+        # The block's cells and boundary table (a decomposed grid's, its halo sides' codes).
+        n = grid.shape if self.parallel is None else self.parallel.block.shape
+        self.block_sides = ((self.boundaries, self.boundaries.codes) if self.parallel is None
+                            else (self.parallel.boundaries, self.parallel.codes))
         self.spacing = (grid.dx, grid.dy, grid.dz)
         b, dtype = self.backend, self.dtype
 
@@ -126,8 +137,8 @@ class IncompressibleSolver3D(MacFlow, TimeDependentSolver):
         self.q, self.q_star, self.n_old, self.q_ref = (
             [b.zeros(shape, dtype) for shape in self.face_shapes] for _ in range(4))
         self.refresh = b.zeros((1,), np.int32)
-        self.p = b.zeros((grid.ncells,), dtype)
-        self.inflow = [b.to_device(self.boundaries.inflow_of_axis(a).astype(dtype))
+        self.p = b.zeros((int(np.prod(n)),), dtype)
+        self.inflow = [b.to_device(self.block_sides[0].inflow_of_axis(a).astype(dtype))
                        for a in range(3)]
         self.scale = b.zeros((1,), dtype)
 
@@ -136,9 +147,12 @@ class IncompressibleSolver3D(MacFlow, TimeDependentSolver):
                                        else 20 * max(n))
         self.pressure_atol = float(pressure_divergence * self.reference_velocity
                                    / self.reference_length * np.sqrt(grid.ncells))
-        self.pressure, self.pressure_method = pressure_solver(
-            n, self.spacing, self.boundaries.pressure_kinds, pressure_preconditioner,
-            pressure_rtol, maxiter, b, precision, self.pressure_atol)
+        arguments = (grid.shape, self.spacing, self.boundaries.pressure_kinds,
+                     pressure_preconditioner, pressure_rtol, maxiter, b, precision,
+                     self.pressure_atol)
+        self.pressure, self.pressure_method = (
+            pressure_solver(*arguments) if self.parallel is None else
+            distributed_pressure_solver(self.parallel.comm, self.parallel.layout, *arguments))
 
         # Reductions: per face block, then one block; the clock's dt from the rates.
         self.face_grid = tuple(_blocks(n[d] + 1, BLOCK[d]) for d in range(3))
@@ -156,14 +170,14 @@ class IncompressibleSolver3D(MacFlow, TimeDependentSolver):
         self.rate_floor = (max(speed, self.reference_velocity) if self.implicit
                            else speed) * sum(inv)
         self.viscous = self._viscous_stage(viscous) if self.implicit else None
-        self._bind(b.module(SOURCE, dtype, kernel_defines(advection, self.implicit)), blocks,
+        self._bind(b.module(SOURCE, dtype, kernel_defines(advection, self.implicit)), n, blocks,
                    inv, float(inflow_ramp))
         self.set_state(*(np.zeros(shape[::-1]) for shape in self.face_shapes_interior()))
 
     def _viscous_stage(self, viscous):
         """The implicit viscous stage and its launch u* = u^n + d."""
         module = self.backend.module(VISCOUS_SOURCE, self.dtype, viscous_defines())
-        codes = self.boundaries.codes
+        codes = self.block_sides[1]
         operator = FaceHelmholtz(self.grid.shape, self.spacing, codes, THETA[viscous] * self.nu,
                                  self.clock.dt, module.viscous_helmholtz,
                                  (self.face_grid, BLOCK), self.backend, self.dtype)
@@ -172,15 +186,15 @@ class IncompressibleSolver3D(MacFlow, TimeDependentSolver):
             self.face_grid, BLOCK, *self.q_star, *self.q, stage.x, *self.grid.shape, *codes)
         return stage
 
-    def _bind(self, k, blocks, inv, ramp):
-        """The launches of one step."""
-        n, codes = self.grid.shape, self.boundaries.codes
+    def _bind(self, k, n, blocks, inv, ramp):
+        """The launches of one step on n cells (the block's of a decomposed grid)."""
+        codes, walls = self.block_sides[1], self.block_sides[0].wall_speeds
         solver, q, q_star = self.pressure, self.q, self.q_star
         self._scale = k.ins_boundary_scale.bind(1, 1, self.clock.ctrl, self.scale, ramp)
         self._fill = {fix: [k.ins3_boundary.bind(
             _blocks((n[b] + 1 + 2 * G) * (n[c] + 1 + 2 * G), FILL_THREADS), FILL_THREADS, *q,
-            *n, a, codes[2 * a], codes[2 * a + 1], *self.boundaries.wall_speeds[2 * a],
-            *self.boundaries.wall_speeds[2 * a + 1], self.inflow[a], self.scale, fix)
+            *n, a, codes[2 * a], codes[2 * a + 1], *walls[2 * a], *walls[2 * a + 1],
+            self.inflow[a], self.scale, fix)
             for a, (b, c) in ((0, (1, 2)), (1, (0, 2)), (2, (0, 1)))] for fix in (0, 1)}
         rhs = self.viscous.b if self.implicit else self.dt_prev  # (unused when explicit)
         self._predict = k.ins3_predict.bind(
@@ -189,15 +203,25 @@ class IncompressibleSolver3D(MacFlow, TimeDependentSolver):
         self._divergence = k.ins3_divergence.bind(
             tuple(_blocks(n[d], BLOCK[d]) for d in range(3)), BLOCK, *q_star, self.p,
             self.clock.dt, solver.b, solver.x, *n, *inv)
+        # The solution x as the correction reads it (a decomposed grid's: padded, its halo
+        # swapped, after the solve's parts), and the step's maxima (every block's).
+        x, solve, maxima = (solver.x, 0, n[0], n[0] * n[1]), [], (self.partials, blocks)
+        if self.parallel is not None:
+            solve, padded, first, strides = self.parallel.pressure_parts(solver)
+            x = (padded, first, *strides)
+            reduce, largest = self.parallel.maxima(self.clock.rates, self.partials, sums=1)
+            maxima = (largest, 1)
         self._correct = k.ins3_correct.bind(
-            self.face_grid, BLOCK, *q, *q_star, solver.x, self.p, self.clock.dt, *n, *inv,
+            self.face_grid, BLOCK, *q, *q_star, *x, self.p, self.clock.dt, *n, *inv,
             *codes, self.diffusion_rate, self.rate_floor, 1.0 / self.grid.ncells,
             self.clock.rates, self.partials, *self.q_ref, self.refresh)
         viscous = self.viscous.solver if self.implicit else solver  # (unused if explicit)
         self._finish = k.ins3_finish.bind(
-            1, FINISH_THREADS, self.partials, blocks, self.clock.ctrl, solver.state,
+            1, FINISH_THREADS, *maxima, self.clock.ctrl, solver.state,
             solver.done, viscous.state, viscous.done, self.diag, self.dt_prev, self.history,
             HISTORY_ROWS, self.steady_tolerance, self.steady_window, self.refresh)
+        if self.parallel is not None:
+            self._parts = self._decomposed_parts(q, solve, reduce)
 
     # -- geometry ------------------------------------------------------------------------------
     def face_shapes_interior(self):
@@ -216,17 +240,22 @@ class IncompressibleSolver3D(MacFlow, TimeDependentSolver):
     # -- state ---------------------------------------------------------------------------------
     def set_state(self, u, v, w, p=0.0, t=0.0):
         """Set the face velocities ([i, j, k]: u (nx + 1, ny, nz), v (nx, ny + 1, nz), w (nx,
-        ny, nz + 1)), the cell pressure and the time; boundary faces then take their boundary
-        values."""
-        for a, value in enumerate((u, v, w)):
+        ny, nz + 1)), the cell pressure and the time, all of the whole grid; boundary faces
+        then take their boundary values."""
+        q = [np.asarray(value) for value in (u, v, w)]
+        for a, value in enumerate(q):
             shape = self.face_shapes_interior()[a][::-1]
-            if np.shape(value) != shape:
+            if value.shape != shape:
                 raise ValueError(f"{COMPONENTS[a]} must have shape {shape} (faces), got "
-                                 f"{np.shape(value)}")
-            padded = np.zeros(self.face_shapes[a])
-            padded[G:-G, G:-G, G:-G] = np.asarray(value).T
-            self.backend.write(self.q[a], padded.astype(self.dtype))
+                                 f"{value.shape}")
         pressure = np.broadcast_to(np.asarray(p, np.float64), self.grid.shape)
+        if self.parallel is not None:
+            q, pressure = self.parallel.scatter(q, pressure)
+        self._gathered = None
+        for a, value in enumerate(q):
+            padded = np.zeros(self.face_shapes[a])
+            padded[G:-G, G:-G, G:-G] = value.T
+            self.backend.write(self.q[a], padded.astype(self.dtype))
         self.backend.write(self.p, pressure.T.ravel().astype(self.dtype))
         self._start_records(t, zip(self.q, self.q_ref))
         rate = max(sum(np.abs(q).max() / h for q, h in zip(self.face_velocities(),
@@ -236,13 +265,13 @@ class IncompressibleSolver3D(MacFlow, TimeDependentSolver):
         self.backend.write(self.clock.rates, rates.astype(self.dtype))
 
     def face_velocities(self):
-        """Host copies (u, v, w) of the face velocities, [i, j, k], float64."""
-        return tuple(self.backend.to_host(q).astype(np.float64)[G:-G, G:-G, G:-G].T
-                     for q in self.q)
+        """Host copies (u, v, w) of the face velocities of the whole grid, [i, j, k], float64
+        (a decomposed grid's gathered from every block: collective)."""
+        return tuple(q[G:-G, G:-G, G:-G].T for q in self._host_state_of(self.q)[:3])
 
     def pressure_field(self):
         """Cell pressure [i, j, k]; with no outflow side its mean is 0."""
-        p = self.backend.to_host(self.p).astype(np.float64).reshape(self.grid.shape[::-1]).T
+        p = self._host_state_of(self.q)[3].T
         return p - p.mean() if self.boundaries.closed else p
 
     field_names = ("u", "v", "w", "velocity", "p")
