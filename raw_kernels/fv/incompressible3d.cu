@@ -147,14 +147,16 @@ DEVICE real momentum3(real* const* q, const Mac3& m, int a, const int* pos, int 
 // One thread per (i, j, k) with i <= nx, j <= ny, k <= nz: the faces of u, v and w there
 // (where they exist). Interior faces, explicit viscosity: u* = u^n + dt AB2(N), N = a + nu lap
 // kept for the next step; implicit (IMPLICIT 1): the viscous stage's right-hand side
-// dt (AB2(a) + nu lap - grad p^n) into rhs (packed, mac3.h; 0 on identity rows and at dt = 0),
-// N = a kept, and viscous3d.cu sets u*. Boundary faces keep their value (outflow faces copy the
-// face inside them). kinds: the six sides' boundary kinds (x_lo, x_hi, y_lo, ...).
+// dt (AB2(a) + nu lap - grad p^n) into rhs (packed, mac3.h; 0 on identity rows, on copied
+// faces (mac_lines.h) and at dt = 0), N = a kept, and viscous3d.cu sets u*; p^n's cell (i, j,
+// k) at p[p_first + i + p_sy j + p_sz k] (a block's: padded, its halo swapped). Boundary faces
+// keep their value (outflow faces copy the face inside them). kinds: the six sides' boundary
+// kinds (x_lo, x_hi, y_lo, ...).
 KERNEL void ins3_predict(real* __restrict__ u, real* __restrict__ v, real* __restrict__ w,
                          real* __restrict__ us, real* __restrict__ vs, real* __restrict__ ws,
                          real* __restrict__ nu_old, real* __restrict__ nv_old,
-                         real* __restrict__ nw_old, const real* __restrict__ p,
-                         const real* __restrict__ dt_now, const real* __restrict__ dt_prev,
+                         real* __restrict__ nw_old, const real* __restrict__ p, int p_first,
+                         int p_sy, int p_sz, const real* __restrict__ dt_now, const real* __restrict__ dt_prev,
                          real* __restrict__ rhs, int nx, int ny, int nz, real inv_dx,
                          real inv_dy, real inv_dz, real nu, real fx, real fy, real fz,
                          int kx_lo, int kx_hi, int ky_lo, int ky_hi, int kz_lo, int kz_hi)
@@ -170,8 +172,7 @@ KERNEL void ins3_predict(real* __restrict__ u, real* __restrict__ v, real* __res
     const real dt = dt_now[0];
     const real c_old = dt_prev[0] > R(0) ? -dt / (R(2) * dt_prev[0]) : R(0), c_new = R(1) - c_old;
 #if !IMPLICIT
-    (void)p;
-    (void)rhs;
+    (void)p, (void)p_first, (void)p_sy, (void)p_sz, (void)rhs;
 #endif
     for (int a = 0; a < 3; ++a) {
         if (!has_face(m, a, pos)) continue;
@@ -180,7 +181,7 @@ KERNEL void ins3_predict(real* __restrict__ u, real* __restrict__ v, real* __res
 #if IMPLICIT
         int stride[3];
         const int r = packed3(m, a, pos, stride);
-        if (identity_row(i, n, lo, hi) || !(dt > R(0))) rhs[r] = R(0);
+        if (identity_row(i, n, lo, hi) || copied_face(i, n, hi) || !(dt > R(0))) rhs[r] = R(0);
 #endif
         if (boundary_face(i, n, lo, hi)) {
             const bool out = (i == 0 ? lo : hi) == BC_OUTFLOW;
@@ -192,10 +193,10 @@ KERNEL void ins3_predict(real* __restrict__ u, real* __restrict__ v, real* __res
             const real rate = momentum3(q, m, a, pos, c, inv, force[a], &lap);
 #if IMPLICIT
             real grad = R(0);
-            gradient_at(p, packed_cells(m), m, a, pos, kinds, inv, &grad);
+            gradient_at(p, Cells{p_first, p_sy, p_sz}, m, a, pos, kinds, inv, &grad);
             const real ab2 = c_new * rate + c_old * n_old[a][c] + nu * lap - grad;
             n_old[a][c] = rate;
-            if (!periodic_copy(i, n, hi)) rhs[r] = dt * ab2;
+            if (!copied_face(i, n, hi)) rhs[r] = dt * ab2;
 #else
             const real n_new = rate + nu * lap;
             const real ab2 = c_new * n_new + c_old * n_old[a][c];

@@ -57,12 +57,11 @@ DEVICE int packed3(const Mac3& m, int a, const int* pos, int* stride)
 
 // Where a cell array holds cell (i, j, k): x[first + i + sy j + sz k]. A packed one (p, the
 // pressure solve's vectors) has first 0, sy nx, sz nx ny; a decomposed grid's block reads the
-// solution from a copy padded by one halo cell (raw_kernels/core/halo.cu).
+// solution and (implicit viscosity) p^n from copies padded by one halo cell
+// (raw_kernels/core/halo.cu).
 struct Cells {
     int first, sy, sz;
 };
-
-DEVICE Cells packed_cells(const Mac3& m) { return Cells{0, m.n[0], m.n[0] * m.n[1]}; }
 
 DEVICE int cell_at(const Cells& c, const int* pos)
 {

@@ -16,7 +16,7 @@
 #define BC_SLIP 2     // free slip (symmetry)
 #define BC_INFLOW 3   // normal velocity from a profile, tangential zero
 #define BC_OUTFLOW 4  // zero normal gradient, pressure zero
-#define BC_HALO 5     // a side between two blocks of a decomposed grid (2D): its ghosts are the
+#define BC_HALO 5     // a side between two blocks of a decomposed grid: its ghosts are the
                       // neighbouring block's faces, exchanged before the step reads them
 
 // One side of one boundary line, at transverse position m. Along the normal the normal

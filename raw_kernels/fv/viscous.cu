@@ -21,30 +21,20 @@
 #error "BX and BY (the threads of a face block along x and y) must be defined"
 #endif
 
-// The operator's constants: s = theta_nu * dt, the weights 1/h^2 and the sides' kinds.
+// The operator's constants: s = theta_nu * dt, the weights 1/h^2, the cells and the sides'
+// kinds.
 struct Helmholtz {
-    real s, wx, wy;
-    int kx_lo, kx_hi, ky_lo, ky_hi;
+    real s, w[2];
+    int n[2], kinds[4];
 };
 
-// (I - s L) d at the u face (i, j), d[r] its value and su the stride of d's rows.
-DEVICE real helmholtz_u(const real* __restrict__ d, int r, int su, int i, int j, int nx, int ny,
-                        const Helmholtz& h)
+// (I - s L) d at face (i, j) of component a (0: u, 1: v), d[r] its value and sr the stride of
+// d's rows (viscous_rows.h's helmholtz_row).
+DEVICE real helmholtz_at(const real* __restrict__ d, int r, int sr, int a, int i, int j,
+                         const Helmholtz& h)
 {
-    const real c = d[r];
-    return identity_row(i, nx, h.kx_lo, h.kx_hi) ? c : c - h.s * (
-        h.wx * second_along(d, r, i, nx, 1, h.kx_lo, h.kx_hi, c)
-        + h.wy * second_across(d, r, j, ny, su, h.ky_lo, h.ky_hi, c));
-}
-
-// (I - s L) d at the v face (i, j), d[r] its value and sv the stride of d's rows.
-DEVICE real helmholtz_v(const real* __restrict__ d, int r, int sv, int i, int j, int nx, int ny,
-                        const Helmholtz& h)
-{
-    const real c = d[r];
-    return identity_row(j, ny, h.ky_lo, h.ky_hi) ? c : c - h.s * (
-        h.wy * second_along(d, r, j, ny, sv, h.ky_lo, h.ky_hi, c)
-        + h.wx * second_across(d, r, i, nx, 1, h.kx_lo, h.kx_hi, c));
+    const int pos[2] = {i, j}, stride[2] = {1, sr};
+    return helmholtz_row(d, r, stride, a, pos, h.n, h.kinds, h.w, h.s, 2);
 }
 
 // y = (I - s L) d over the packed vector, one thread a row; s = theta_nu * dt[0].
@@ -55,9 +45,9 @@ KERNEL void viscous_helmholtz(const real* __restrict__ d, real* __restrict__ y,
     const int r = blockIdx.x * blockDim.x + threadIdx.x;
     const int n_u = (nx + 1) * ny;
     if (r >= n_u + nx * (ny + 1)) return;
-    const Helmholtz h = {theta_nu * dt[0], wx, wy, kx_lo, kx_hi, ky_lo, ky_hi};
-    if (r < n_u) y[r] = helmholtz_u(d, r, nx + 1, r % (nx + 1), r / (nx + 1), nx, ny, h);
-    else y[r] = helmholtz_v(d, r, nx, (r - n_u) % nx, (r - n_u) / nx, nx, ny, h);
+    const Helmholtz h = {theta_nu * dt[0], {wx, wy}, {nx, ny}, {kx_lo, kx_hi, ky_lo, ky_hi}};
+    if (r < n_u) y[r] = helmholtz_at(d, r, nx + 1, 0, r % (nx + 1), r / (nx + 1), h);
+    else y[r] = helmholtz_at(d, r, nx, 1, (r - n_u) % nx, (r - n_u) / nx, h);
 }
 
 // A block's y = (I - s L) d into the packed vector y, d read from the padded du and dv (their
@@ -71,15 +61,13 @@ KERNEL void viscous_block_helmholtz(const real* __restrict__ du, const real* __r
     const int r = blockIdx.x * blockDim.x + threadIdx.x;
     const int n_u = (nx + 1) * ny;
     if (r >= n_u + nx * (ny + 1)) return;
-    const Helmholtz h = {theta_nu * dt[0], wx, wy, kx_lo, kx_hi, ky_lo, ky_hi};
+    const Helmholtz h = {theta_nu * dt[0], {wx, wy}, {nx, ny}, {kx_lo, kx_hi, ky_lo, ky_hi}};
     if (r < n_u) {
         const int i = r % (nx + 1), j = r / (nx + 1);
-        y[r] = copied_face(i, nx, kx_hi) ? R(0) : helmholtz_u(du, iu(f, i, j), f.su, i, j, nx,
-                                                                ny, h);
+        y[r] = copied_face(i, nx, kx_hi) ? R(0) : helmholtz_at(du, iu(f, i, j), f.su, 0, i, j, h);
     } else {
         const int i = (r - n_u) % nx, j = (r - n_u) / nx;
-        y[r] = copied_face(j, ny, ky_hi) ? R(0) : helmholtz_v(dv, iv(f, i, j), f.sv, i, j, nx,
-                                                                ny, h);
+        y[r] = copied_face(j, ny, ky_hi) ? R(0) : helmholtz_at(dv, iv(f, i, j), f.sv, 1, i, j, h);
     }
 }
 

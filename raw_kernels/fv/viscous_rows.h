@@ -8,8 +8,8 @@
 //     identity row too, and face n-1 sees face 0 beyond it;
 //   across: ghosts are odd about a wall or inflow side (-d), even about a slip or outflow side
 //     (d), periodic partners on a periodic side.
-// Beyond a halo side (a decomposed grid's block, d padded: viscous.cu) a row reads the
-// neighbouring block's faces where the whole grid's row reads them.
+// Beyond a halo side (a decomposed grid's block, d padded: viscous.cu, viscous3d.cu) a row
+// reads the neighbouring block's faces where the whole grid's row reads them.
 // Every coupling is -s / h^2 both ways, so I - s L is symmetric positive definite.
 #pragma once
 
@@ -46,4 +46,22 @@ DEVICE real second_across(const real* __restrict__ d, int r, int m, int lines, i
     else if (m_hi == BC_PERIODIC) north = d[r - m * sm];
     else north = m_hi == BC_WALL || m_hi == BC_INFLOW ? -c : c;
     return south - R(2) * c + north;
+}
+
+// (I - s L) d at a face of component a in `dims` dimensions: d[r] its value, stride[e] d's
+// stride along axis e (the packed vector's, or a block's padded array's), pos its index along
+// each axis, n the cells, kinds the 2 dims sides' kinds (x_lo, x_hi, y_lo, ...), w 1 / h^2.
+DEVICE real helmholtz_row(const real* __restrict__ d, int r, const int* stride, int a,
+                          const int* pos, const int* n, const int* kinds, const real* w, real s,
+                          int dims)
+{
+    const real c = d[r];
+    if (identity_row(pos[a], n[a], kinds[2 * a], kinds[2 * a + 1])) return c;
+    real lap = w[a] * second_along(d, r, pos[a], n[a], stride[a], kinds[2 * a],
+                                   kinds[2 * a + 1], c);
+    for (int e = 0; e < dims; ++e)
+        if (e != a)
+            lap += w[e] * second_across(d, r, pos[e], n[e], stride[e], kinds[2 * e],
+                                        kinds[2 * e + 1], c);
+    return c - s * lap;
 }

@@ -185,14 +185,10 @@ def check(case):
 def check_decomposable(case, grid, decomposition):
     """A one-line CaseError naming the first key a run of the 2D or 3D solver on several MPI
     ranks does not support yet (block.py: no body, host-staged halos, the pressure multigrid
-    or no preconditioner, a grid the block layout can split; 3D: explicit viscosity)."""
+    or no preconditioner, a grid the block layout can split)."""
     data = case.data
     body = "obstacle" in data and any(v is not None for v in data["obstacle"].values())
-    viscous = data["scheme"]["viscous"]
-    refusals = [("scheme", "viscous",
-                 viscous != "explicit" and not case.adapter.SOLVER.implicit_on_blocks,
-                 f'scheme.viscous = "{viscous}"'),
-                ("obstacle", body and obstacle_key(case), body, "an [obstacle]"),
+    refusals = [("obstacle", body and obstacle_key(case), body, "an [obstacle]"),
                 ("pressure", "preconditioner", data["pressure"]["preconditioner"]
                  not in DISTRIBUTED,
                  f'pressure.preconditioner = "{data["pressure"]["preconditioner"]}"'),

@@ -14,7 +14,7 @@ too. A step (MacFlow.decomposed_parts):
   side (QUICK reads two faces upstream) are swapped: along the side's axis the layers next to
   it, across it the block's own faces (raw_kernels/fv/mac_halo.cu). The predictor reads no
   diagonal neighbour, so no edge or corner travels;
-- implicit viscosity (block_viscous.py, 2D): before the predictor the halo of p^n (its
+- implicit viscosity (block_viscous.py): before the predictor the halo of p^n (its
   gradient at the shared faces); after it the distributed CG of the viscous stage, each
   application of its operator swapping the ghosts of a padded copy of the increment
   (velocity_halo with copied faces: a face on a side is solved for by the block beyond the
@@ -48,13 +48,11 @@ def compiled_kernels():
     yield SOURCE, {}
 
 
-def refuse(name, viscous, obstacle, decomposition, implicit=False):
-    """A one-line ValueError for what the decomposed `name` solver does not do yet (implicit:
-    whether it runs implicit viscosity on blocks)."""
-    what = (f"viscous = '{viscous}'" if viscous != "explicit" and not implicit else
-            "an obstacle" if obstacle else None)
-    if what:
-        raise ValueError(f"the {name} solver does not run on several MPI ranks with {what} yet")
+def refuse(name, obstacle, decomposition):
+    """A one-line ValueError for what the decomposed `name` solver does not do yet."""
+    if obstacle:
+        raise ValueError(f"the {name} solver does not run on several MPI ranks with an "
+                         f"obstacle yet")
     if decomposition.exchange == "nccl":
         raise ValueError(f"halo_exchange 'nccl': the {name} solver exchanges its halos "
                          f"host-staged only")

@@ -27,7 +27,6 @@ class MacFlow(SeriesCheckpoint):
     parallel = None  # a decomposed grid's MacBlock
     _parts = None  # a decomposed grid's step: launches and host work
     _gathered = None  # (clock reading, the whole grid's host state) when decomposed
-    implicit_on_blocks = False  # whether a decomposed grid runs implicit viscosity
 
     def step(self):
         """Launch one time step: dt, boundaries, prediction (and the implicit viscous stage),
@@ -57,12 +56,12 @@ class MacFlow(SeriesCheckpoint):
         return self._parts
 
     # -- a decomposed grid ---------------------------------------------------------------------
-    def _block(self, decomposition, viscous, obstacle=False):
-        """This rank's MacBlock of a decomposed grid (no body; explicit viscosity unless
-        implicit_on_blocks), else None; a one-line ValueError for what it does not support."""
+    def _block(self, decomposition, obstacle=False):
+        """This rank's MacBlock of a decomposed grid (no body), else None; a one-line
+        ValueError for what it does not support."""
         if decomposition is None:
             return None
-        refuse(self.name, viscous, obstacle, decomposition, self.implicit_on_blocks)
+        refuse(self.name, obstacle, decomposition)
         return MacBlock(decomposition, self.grid, self.boundaries, self.ghosts, self.backend,
                         self.dtype)
 

@@ -127,7 +127,6 @@ class IncompressibleSolver(MacFlow, MacState, TimeDependentSolver):
     name = "incompressible"
     history_columns = HIST_COLUMNS
     ghosts = G
-    implicit_on_blocks = True  # block_viscous.py
 
     def __init__(self, grid: StructuredGrid, boundary: dict, nu: float,
                  advection: str = "central", viscous: str = "explicit", cfl: float = 0.5,
@@ -151,7 +150,7 @@ class IncompressibleSolver(MacFlow, MacState, TimeDependentSolver):
         self.nu = float(nu)
         self.boundaries = parse_boundaries(boundary, grid.nx, grid.ny)
         self._platform(backend, precision)
-        self.parallel = self._block(decomposition, viscous,
+        self.parallel = self._block(decomposition,
                                     obstacle is not None or obstacle_distance is not None)
         self.force = tuple(float(f) for f in force)
         speed = self.boundaries.max_speed()
@@ -306,7 +305,7 @@ class IncompressibleSolver(MacFlow, MacState, TimeDependentSolver):
         else:
             shape = self.parallel.local.shape
             stage, self._viscous_parts = block_viscous_stage(
-                self.parallel, theta_nu, self.clock.dt, module, self.u_shape, self.v_shape,
+                self.parallel, theta_nu, self.clock.dt, module, (self.u_shape, self.v_shape),
                 self.reference_velocity, b, self.dtype)
         self._increment = module.ins_viscous_increment.bind(
             self.face_grid, BLOCK, self.us, self.vs, self.u, self.v, stage.x, *shape, *codes)

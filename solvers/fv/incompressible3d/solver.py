@@ -14,8 +14,8 @@ The scheme of the 2D solver (solvers/fv/incompressible/solver.py), one launch pe
 - dt = cfl / (|u|/dx + |v|/dy + |w|/dz + cfl 4 nu sum 1/h^2 / DIFFUSION_LIMIT) on the device;
 - per step on the device: a history row (t, dt, change rate, max |div u|, pressure iterations
   and status, kinetic energy per unit volume), and the steady-state test of the 2D solver.
-On several MPI ranks (a decomposition: explicit viscosity) each rank holds one block of the
-grid, as the 2D solver does (incompressible/block.py).
+On several MPI ranks (a decomposition) each rank holds one block of the grid, as the 2D
+solver does (incompressible/block.py; implicit viscosity: incompressible/block_viscous.py).
 """
 
 import numpy as np
@@ -25,6 +25,7 @@ from ...linalg.preconditioners import MULTIGRIDS
 from ...mesh import StructuredGrid
 from ...mesh.decomposition import Decomposition
 from ...solver import BackendLike, TimeDependentSolver
+from ..incompressible.block_viscous import block_viscous_stage
 from ..incompressible.flow import HISTORY_ROWS, MacFlow
 from ..incompressible.pressure import distributed_pressure_solver, pressure_solver
 from ..incompressible.viscous import THETA, VISCOUS, FaceHelmholtz, ViscousStage
@@ -84,8 +85,8 @@ class IncompressibleSolver3D(MacFlow, TimeDependentSolver):
     steady_tolerance    end the run when the change rate (1/s) drops below it (0: never)
     steady_window       simulated time over which the change rate is measured
     inflow_ramp         inflow profiles ramp up as (1 - cos(pi t / T)) / 2 over this time
-    decomposition       this rank's share of a grid split over MPI ranks (explicit viscosity):
-                        the solver holds its block, as the 2D solver's; None: the whole grid
+    decomposition       this rank's share of a grid split over MPI ranks: the solver holds
+                        its block, as the 2D solver's; None: the whole grid
     """
 
     name = "incompressible3d"
@@ -114,7 +115,7 @@ class IncompressibleSolver3D(MacFlow, TimeDependentSolver):
         self.nu = float(nu)
         self.boundaries = parse_boundaries(boundary, grid.shape)
         self._platform(backend, precision)
-        self.parallel = self._block(decomposition, viscous)
+        self.parallel = self._block(decomposition)
         self.force = tuple(float(f) for f in force)
         speed = self.boundaries.max_speed()
         self.reference_velocity = float(reference_velocity or speed or 1.0)
@@ -169,21 +170,28 @@ class IncompressibleSolver3D(MacFlow, TimeDependentSolver):
             cfl * 4 * self.nu * sum(i**2 for i in inv) / DIFFUSION_LIMIT
         self.rate_floor = (max(speed, self.reference_velocity) if self.implicit
                            else speed) * sum(inv)
-        self.viscous = self._viscous_stage(viscous) if self.implicit else None
+        self.viscous = self._viscous_stage(viscous, n) if self.implicit else None
         self._bind(b.module(SOURCE, dtype, kernel_defines(advection, self.implicit)), n, blocks,
                    inv, float(inflow_ramp))
         self.set_state(*(np.zeros(shape[::-1]) for shape in self.face_shapes_interior()))
 
-    def _viscous_stage(self, viscous):
-        """The implicit viscous stage and its launch u* = u^n + d."""
+    def _viscous_stage(self, viscous, n):
+        """The implicit viscous stage on n cells (a decomposed grid's: block_viscous.py, and
+        the parts of its solve) and its launch u* = u^n + d."""
         module = self.backend.module(VISCOUS_SOURCE, self.dtype, viscous_defines())
-        codes = self.block_sides[1]
-        operator = FaceHelmholtz(self.grid.shape, self.spacing, codes, THETA[viscous] * self.nu,
-                                 self.clock.dt, module.viscous_helmholtz,
-                                 (self.face_grid, BLOCK), self.backend, self.dtype)
-        stage = ViscousStage(operator, self.reference_velocity)
+        codes, theta_nu = self.block_sides[1], THETA[viscous] * self.nu
+        launch = (self.face_grid, BLOCK)
+        self._viscous_parts = []
+        if self.parallel is None:
+            operator = FaceHelmholtz(n, self.spacing, codes, theta_nu, self.clock.dt,
+                                     module.viscous_helmholtz, launch, self.backend, self.dtype)
+            stage = ViscousStage(operator, self.reference_velocity)
+        else:
+            stage, self._viscous_parts = block_viscous_stage(
+                self.parallel, theta_nu, self.clock.dt, module, self.face_shapes,
+                self.reference_velocity, self.backend, self.dtype, launch)
         self._increment = module.ins3_viscous_increment.bind(
-            self.face_grid, BLOCK, *self.q_star, *self.q, stage.x, *self.grid.shape, *codes)
+            self.face_grid, BLOCK, *self.q_star, *self.q, stage.x, *n, *codes)
         return stage
 
     def _bind(self, k, n, blocks, inv, ramp):
@@ -197,8 +205,13 @@ class IncompressibleSolver3D(MacFlow, TimeDependentSolver):
             self.inflow[a], self.scale, fix)
             for a, (b, c) in ((0, (1, 2)), (1, (0, 2)), (2, (0, 1)))] for fix in (0, 1)}
         rhs = self.viscous.b if self.implicit else self.dt_prev  # (unused when explicit)
+        # p^n as the implicit predictor reads it (a decomposed grid's: padded, its halo swapped).
+        p_source, p_halo = (self.p, 0, n[0], n[0] * n[1]), []
+        if self.parallel is not None and self.implicit:
+            p_halo, padded_p, first, strides = self.parallel.cell_halo(solver, self.p)
+            p_source = (padded_p, first, *strides)
         self._predict = k.ins3_predict.bind(
-            self.face_grid, BLOCK, *q, *q_star, *self.n_old, self.p, self.clock.dt,
+            self.face_grid, BLOCK, *q, *q_star, *self.n_old, *p_source, self.clock.dt,
             self.dt_prev, rhs, *n, *inv, self.nu, *self.force, *codes)
         self._divergence = k.ins3_divergence.bind(
             tuple(_blocks(n[d], BLOCK[d]) for d in range(3)), BLOCK, *q_star, self.p,
@@ -221,7 +234,8 @@ class IncompressibleSolver3D(MacFlow, TimeDependentSolver):
             solver.done, viscous.state, viscous.done, self.diag, self.dt_prev, self.history,
             HISTORY_ROWS, self.steady_tolerance, self.steady_window, self.refresh)
         if self.parallel is not None:
-            self._parts = self._decomposed_parts(q, solve, reduce)
+            viscous = [*self._viscous_parts, self._increment] if self.implicit else []
+            self._parts = self._decomposed_parts(q, solve, reduce, p_halo, viscous)
 
     # -- geometry ------------------------------------------------------------------------------
     def face_shapes_interior(self):
