@@ -4,13 +4,15 @@ mpiexec:
     mpiexec -n 3 python tests/mpi_incompressible_driver.py problems.json results.npz
 
 problems.json is {"runs": [...], "refusals": [...]}. For every run ({"name", "case": a case
-file, "overrides": {"section.key": value}, and "steps": a count, else to the case's end}) the
-ranks run the case decomposed (solvers.load_case with the world communicator, no files
-written), and rank 0 writes its fields and recorded series into the .npz: keys
-<name>/fields/<field>, <name>/series/<column> and <name>/dims (the process grid). For every
-refusal ({"case", "overrides"}) the key refusal/<index> holds the CaseError's message of the
-decomposed build ("" if it was built). Several problems a launch: the start of mpiexec and of
-the ranks' Python costs more than these runs.
+file, "overrides": {"section.key": value}, and "steps": a count, else to the case's end;
+optionally "restart": a checkpoint to continue from, and "write": true to write the run's
+files, checkpoints included, into its output.dir) the ranks run the case decomposed
+(solvers.load_case with the world communicator, no files written unless "write"), and rank 0
+writes its fields and recorded series into the .npz: keys <name>/fields/<field>,
+<name>/series/<column> and <name>/dims (the process grid). For every refusal ({"case",
+"overrides"}) the key refusal/<index> holds the CaseError's message of the decomposed build
+("" if it was built). Several problems a launch: the start of mpiexec and of the ranks'
+Python costs more than these runs.
 """
 
 import json
@@ -25,11 +27,12 @@ from solvers.cases.schema import CaseError
 
 def run(problem, comm):
     """{key: array} of one problem's decomposed run (on rank 0; {} on the others)."""
-    split = load_case(problem["case"], comm=comm, **problem["overrides"])
+    split = load_case(problem["case"], restart=problem.get("restart"), comm=comm,
+                      **problem["overrides"])
     if "steps" in problem:
         split.step(problem["steps"])
     else:
-        split.run(write=False)
+        split.run(write=problem.get("write", False))
     fields = split.fields  # a gather: every rank
     if comm.Get_rank() != 0:
         return {}

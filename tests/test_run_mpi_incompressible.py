@@ -25,6 +25,7 @@ in another order: it differs by rounding (3e-8 relative).
 The runs with implicit viscosity (2D and 3D, walls and a lid, or inflow, outflow and slip
 sides) are held to bit equality (test_driver_runs_equal_single_rank says why), the 3D kinetic
 energy aside; periodic ones to the bound.
+Checkpoints (block_checkpoint.py) hold the whole grid: 2 ranks write, 3 and one continue.
 """
 
 import json
@@ -37,6 +38,7 @@ import pytest
 
 from solvers import load_case
 from solvers.backend.mpi import mpiexec
+from solvers.io.checkpoint import read_checkpoint
 
 h5py = pytest.importorskip("h5py")
 pytest.importorskip("mpi4py")
@@ -302,10 +304,67 @@ def test_decomposed_cavity_on_one_gpu_equals_single_rank(tmp_path):
                   _datasets(tmp_path / "two" / "cavity_re100.h5"))
 
 
-def test_checkpoints_are_refused_on_several_ranks(tmp_path):
-    """Its checkpoint would hold one block: refused with one line before any run."""
-    result = _run("cavity_re100", [*CAVITY[:3], "output.checkpoint_interval=0.1"], tmp_path,
-                  ranks=2, timeout=60)
-    assert result.returncode == 2, result.stderr
-    lines = [line for line in result.stderr.splitlines() if line.startswith("solvers:")]
-    assert len(lines) == 1 and "checkpoint" in lines[0] and "several MPI ranks" in lines[0]
+# Checkpointed at t = 0.1 (an output time) by 2 ranks, restarted on 3 and on one: the 2D cavity
+# (16^2, 18 steps) and the 3D one (8^3, 8 steps), explicit, fp32.
+RESTARTS = [("cavity", "cavity_re100", {"mesh.nx": 16, "mesh.ny": 16}),
+            ("cavity3d", "cavity3d_re1000", {"mesh.nx": 8, "mesh.ny": 8, "mesh.nz": 8,
+                                             "scheme.viscous": "explicit", "physics.nu": 0.01,
+                                             "scheme.steady_tolerance": 0})]
+
+
+def test_checkpoints_restart_on_another_rank_count(tmp_path):
+    """A decomposed run's checkpoint holds the whole grid in the single-rank layout
+    (block_checkpoint.py): written by 2 ranks (the uninterrupted run, to t = 0.2), it continues
+    on 3 ranks and on one to the uninterrupted run's fields and series, and to the single-rank
+    run's, bit for bit: the fp32 cavities' decomposed steps are the single rank's (module
+    docstring), so a restart that misses any state a step reads (AB2's last advection terms,
+    the pressure, the steady test's reference, the clock, the series) would show. The 3D
+    kinetic energy series aside, a sum over the blocks in their order: within 1e-6 of its
+    largest value (rounding: 3e-8 measured). Wall-clock checkpoints stay refused (one line)."""
+    common = {"time.end": 0.2, "output.interval": 0.1, "run.steps_per_graph": 10,
+              "run.backend": "host", "output.plot": False}
+    problems = [(name, str(ROOT / "cases" / f"{case}.toml"), {**overrides, **common},
+                 tmp_path / name / f"{case}.checkpoint.h5")
+                for name, case, overrides in RESTARTS]
+    wall = {"output.checkpoint_wall_seconds": 60, **common}
+    writes = [{"name": name, "case": case, "write": True, "overrides": {
+        **overrides, "output.dir": str(tmp_path / name), "output.checkpoint_interval": 0.1}}
+        for name, case, overrides, _ in problems]
+    restarts = [{"name": name, "case": case, "overrides": overrides, "restart": str(checkpoint)}
+                for name, case, overrides, checkpoint in problems]
+    launches = {2: {"runs": writes, "refusals": [{"case": problems[0][1], "overrides": wall}]},
+                3: {"runs": restarts}}
+    got = {}
+    driver = ROOT / "tests" / "mpi_incompressible_driver.py"
+    for ranks, launch in launches.items():
+        (tmp_path / f"{ranks}.json").write_text(json.dumps(launch))
+        result = subprocess.run([*mpiexec(ranks), sys.executable, str(driver),
+                                 str(tmp_path / f"{ranks}.json"), str(tmp_path / f"{ranks}.npz")],
+                                capture_output=True, text=True, timeout=120, env=_env(), cwd=ROOT)
+        assert result.returncode == 0, result.stderr
+        got[ranks] = np.load(tmp_path / f"{ranks}.npz")
+    message = str(got[2]["refusal/0"])
+    assert "checkpoint_wall_seconds" in message and "\n" not in message, message
+    for name, case, overrides, checkpoint in problems:
+        straight = load_case(case, **overrides)
+        straight.run(write=False)
+        one = load_case(case, restart=checkpoint, **overrides)
+        assert one.t == pytest.approx(0.1) and one.steps > 0, name
+        one.run(write=False)
+        # The single rank's arrays (the clock's rates folded to one, the series shorter).
+        layouts = [{key: (value.shape, value.dtype) for key, value in arrays.items()
+                    if key != "clock/rates" and not key.startswith("series/")}
+                   for arrays in (read_checkpoint(checkpoint).arrays, straight.solver.checkpoint())]
+        assert layouts[0] == layouts[1], name
+        fields, series = straight.fields, straight.solver.series
+        runs = {2: got[2], 3: got[3], 1: {
+            **{f"{name}/fields/{key}": value for key, value in one.fields.items()},
+            **{f"{name}/series/{key}": np.array(v) for key, v in one.solver.series.items()}}}
+        for ranks, values in runs.items():
+            for key, value in fields.items():
+                assert np.array_equal(values[f"{name}/fields/{key}"], value), (name, ranks, key)
+            for key, value in series.items():
+                value, other = np.array(value), values[f"{name}/series/{key}"]
+                bound = 1e-6 * np.abs(value).max() if key == "kinetic_energy" else 0.0
+                assert other.shape == value.shape, (name, ranks, key)
+                assert np.abs(other - value).max() <= bound, (name, ranks, key)

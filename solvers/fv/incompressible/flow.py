@@ -2,12 +2,13 @@
 step's launches, the start of the device's records (diag, history rows, the steady test's
 reference), the reading of them between replays, the solve report, the checkpoint of the host series
 (SeriesCheckpoint) and of the viscous stage's last increment, and on a decomposed grid the
-block (block.py), the step's launches and host work, and the whole grid's gathered state. The
-diag layout is raw_kernels/fv/mac_finish.h's."""
+block (block.py), the step's launches and host work, and the whole grid's gathered state (and
+checkpoints: block_checkpoint.py). The diag layout is raw_kernels/fv/mac_finish.h's."""
 
 import numpy as np
 
 from .block import MacBlock, refuse
+from .block_checkpoint import BlockCheckpoint
 from .checkpoint import SeriesCheckpoint
 
 HISTORY_ROWS = 4096  # steps kept on the device between two observe() calls
@@ -16,7 +17,7 @@ HISTORY_ROWS = 4096  # steps kept on the device between two observe() calls
 DIAG_SIZE = 8
 
 
-class MacFlow(SeriesCheckpoint):
+class MacFlow(SeriesCheckpoint, BlockCheckpoint):
     """A MAC solver's shared parts. The solver sets `history_columns`, `implicit`, `viscous`
     (a ViscousStage or None), `pressure`, and the bound launches `_scale`, `_fill` ({fix:
     [launches]}), `_predict`, `_forcing` (launches on u* after the viscous stage, such as an
