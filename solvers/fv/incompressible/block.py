@@ -32,6 +32,7 @@ too. A step (MacFlow.decomposed_parts):
 
 import numpy as np
 
+from ...backend.collectives import collectives
 from ...backend.mpi import swap_sides
 from ...backend.stepper import HostWork
 from ...linalg.block_layout import block_layout
@@ -70,6 +71,7 @@ class MacBlock:
         self.layout = block_layout(decomposition.rank, decomposition.size, grid.shape,
                                    dims=decomposition.dims or None, periodic=self.periodic)
         self.block = block = self.layout.block
+        self.collectives = collectives(self.comm, backend, decomposition.exchange)
         self.local = block_grid(grid, block)
         self.neighbours = block.neighbours
         self.codes = tuple(BC_HALO if other is not None else code
@@ -86,7 +88,10 @@ class MacBlock:
     def dims(self):
         return self.block.dims
 
-    path = "host-staged"  # the exchanges' path, in words (the run summary's)
+    @property
+    def path(self):
+        """The exchanges' path, in words (the run summary's)."""
+        return self.collectives.path
 
     def face_counts(self, component):
         """The block's faces of a velocity component along each axis (x, y(, z))."""
@@ -152,9 +157,8 @@ class MacBlock:
         b and x, as the divergence left them), then its solution copied into a padded array
         and the halo of that swapped: (parts, the padded array, the index of the block's
         first cell in it, its strides along y(, z))."""
-        solve = HostWork(lambda: solver.solve_in_place(restarts=0))
         parts, *padded = self.cell_halo(solver, solver.x)
-        return [solve, *parts], *padded
+        return [*solver.step_parts(), *parts], *padded
 
     def cell_halo(self, solver, cells):
         """(parts, padded, first, strides): the block's cell array `cells` copied into an array
@@ -164,7 +168,7 @@ class MacBlock:
         padded = halo.zeros()
         px, py, _ = halo.extents
         first = 1 + px + (px * py if self.ndim == 3 else 0)
-        return ([halo.bind_copy(cells, padded, to_padded=True), solver.operator.exchange(padded)],
+        return ([halo.bind_copy(cells, padded, to_padded=True), *solver.operator.exchange(padded)],
                 padded, first, (px, px * py)[:self.ndim - 1])
 
     def maxima(self, rates, partials, maxima=3, sums=0):
