@@ -169,6 +169,12 @@ BOUNDED = [
     ("taylor_green3d", "taylor_green3d_re1600", {"mesh.nx": 8, "mesh.ny": 8, "mesh.nz": 8,
                                                  "physics.nu": 0.02}, 5),
 ]
+# In the step graph (run.halo_exchange "nccl": on the host backend, MPI calls as launches, the
+# code path of NCCL in the graph): runs of the above whose single-rank run they share (name,
+# its twin, rank counts). Held as their twins are: the exchanges' way changes no bit.
+IN_GRAPH = [("implicit_in_graph", "implicit", (2, 3)),
+            ("cavity3d_backward_euler_in_graph", "cavity3d_backward_euler", (3,)),
+            ("taylor_green3d_in_graph", "taylor_green3d", (2,))]
 # What the 3D solver refuses on several ranks: (overrides, the key the one line names).
 REFUSALS = [({"pressure.preconditioner": "amg"}, "preconditioner")]
 
@@ -190,6 +196,11 @@ def _runs(folder):
     runs += [({"name": name, "case": str(ROOT / "cases" / f"{case}.toml"),
                "overrides": {**overrides, "run.backend": "host"}, "steps": steps}, (2,), False)
              for name, case, overrides, steps in BOUNDED]
+    twins = {problem["name"]: (problem, exact) for problem, _, exact in runs}
+    for name, twin, counts in IN_GRAPH:
+        problem, exact = twins[twin]
+        runs.append(({**problem, "name": name, "single": twin, "overrides": {
+            **problem["overrides"], "run.halo_exchange": "nccl"}}, counts, exact))
     return runs
 
 
@@ -207,7 +218,8 @@ def _single(problem):
 def single(tmp_path_factory):
     """{name: (fields, series)} of the single-rank runs."""
     return {problem["name"]: _single(problem)
-            for problem, _, _ in _runs(tmp_path_factory.mktemp("single"))}
+            for problem, _, _ in _runs(tmp_path_factory.mktemp("single"))
+            if "single" not in problem}
 
 
 def _assert_bounded(name, fields, series, got):
@@ -255,8 +267,15 @@ def test_driver_runs_equal_single_rank(tmp_path, ranks, single):
     got = np.load(tmp_path / "results.npz")
     for problem, exact in runs:
         name = problem["name"]
-        fields, series = single[name]
+        fields, series = single[problem.get("single", name)]
         assert np.prod(got[f"{name}/dims"]) == ranks, name
+        # In the graph, a step's host work is its solves' status reads (one a solve).
+        path, host_work = str(got[f"{name}/path"]), int(got[f"{name}/host_work"])
+        if "single" in problem:
+            solves = 1 + (problem["overrides"].get("scheme.viscous", "explicit") != "explicit")
+            assert path.startswith("in the step graph") and host_work == solves, (name, path)
+        else:
+            assert path.startswith("host-staged"), (name, path)
         if not exact:
             _assert_bounded(name, fields, series, got)
             continue

@@ -1,7 +1,12 @@
 """A MAC solver's block of a decomposed grid, 2D or 3D (issue 24: one rank's part): its cells,
 the sides it shares with other blocks, the exchanges of a step and the whole grid's state
-gathered from every block. Host-staged throughout: kernels pack and unpack on the device, and
-the host swaps the packs by MPI between graph segments (HostWork).
+gathered from every block. Kernels pack and unpack on the device; the packs travel the way of
+`collectives` (backend/collectives.py, chosen once from run.halo_exchange and shared with the
+pressure and viscous solves): NCCL launches inside the step's graph where every rank has a GPU
+of its own and "nccl" or "auto" asks for it (on the host backend, "nccl": MPI calls as
+launches), else host-staged, MPI between graph segments (HostWork). In the graph, a step's
+only host work is the solves' reading of their status between chunks of iterations
+(linalg/distributed_cg.py).
 
 The blocks are linalg.block_layout's, aligned so that the pressure multigrid coarsens inside
 them. A block holds its cells' pressure and the faces around them: a face between two blocks
@@ -33,8 +38,7 @@ too. A step (MacFlow.decomposed_parts):
 import numpy as np
 
 from ...backend.collectives import collectives
-from ...backend.mpi import swap_sides
-from ...backend.stepper import HostWork
+from ...backend.mpi import side_transfers
 from ...linalg.block_layout import block_layout
 from ...mesh.decomposition import Decomposition, block_grid
 
@@ -54,9 +58,6 @@ def refuse(name, obstacle, decomposition):
     if obstacle:
         raise ValueError(f"the {name} solver does not run on several MPI ranks with an "
                          f"obstacle yet")
-    if decomposition.exchange == "nccl":
-        raise ValueError(f"halo_exchange 'nccl': the {name} solver exchanges its halos "
-                         f"host-staged only")
 
 
 class MacBlock:
@@ -126,8 +127,8 @@ class MacBlock:
 
     def velocity_halo(self, *q, copied=False):
         """The parts swapping the ghost layers of the face arrays q (u, v(, w)) beyond the sides
-        towards other blocks (copied: and the copied faces, _boxes): pack (launch), MPI
-        (HostWork), unpack (launch)."""
+        towards other blocks (copied: and the copied faces, _boxes): pack (launch), the swap
+        (launches, or host work between them: self.collectives), unpack (launch)."""
         b, kernel = self.backend, self.backend.module(SOURCE, self.dtype, {}).mac_halo_copy
         arrays = (*q, q[0])[:3]  # 2D: no w (no box reads it)
         strides = [s for a in arrays for s in (a.shape[-1], int(np.prod(a.shape[-2:]))
@@ -141,15 +142,11 @@ class MacBlock:
             parts.append(kernel.bind(-(-total // THREADS), THREADS, *arrays, buffers[-1],
                                      self._tables[-1], len(table), total, *strides,
                                      int(not send)))
-        # Staged through page-locked host copies: pack, copy out, MPI, copy in, unpack.
+        # Pack, swap (each side's box to the rank beyond it), unpack.
         send, receive = buffers
-        sent, received = (b.pinned(a.shape, self.dtype) for a in buffers)
-
-        def swap():
-            self.backend.synchronize()
-            swap_sides(self.comm, self.neighbours, sent, received, offsets)
-        return [parts[0], b.bind_copy(sent, send), HostWork(swap),
-                b.bind_copy(receive, received), parts[1]]
+        swap = [(kind, buffer[offsets[side]:offsets[side + 1]], peer)
+                for kind, buffer, side, peer in side_transfers(self.neighbours, send, receive)]
+        return [parts[0], *self.collectives.bind_swap(swap), parts[1]]
 
     # -- the pressure solve and the step's maxima ------------------------------------------------
     def pressure_parts(self, solver):
@@ -172,25 +169,23 @@ class MacBlock:
                 padded, first, (px, px * py)[:self.ndim - 1])
 
     def maxima(self, rates, partials, maxima=3, sums=0):
-        """(HostWork, reduced): the largest stability rate of all blocks into rates[0] (the
+        """(parts, reduced): the largest stability rate of all blocks into rates[0] (the
         clock's dt comes from rates), and of the block partials (`maxima` rows of maxima, then
         `sums` rows of sums, a value a block each) the largest, then the sums, of all blocks
         into the device array `reduced`, which the finish kernel then reads as the partials of
-        one block. Every rank takes the ranks' values in rank order: the same bits on all."""
-        reduced = self.backend.zeros((maxima + sums,), self.dtype)
-
-        def reduce():
-            local_rates = np.array(self.backend.to_host(rates))
-            local = self.backend.to_host(partials).reshape(maxima + sums, -1)
-            mine = np.array([local_rates.max(), *local[:maxima].max(axis=1),
-                             *local[maxima:].astype(np.float64).sum(axis=1)], np.float64)
-            ranks = np.empty((self.comm.Get_size(), mine.size))
-            self.comm.Allgather(mine, ranks)
-            largest, total = ranks[:, :1 + maxima].max(axis=0), ranks[:, 1 + maxima:].sum(axis=0)
-            local_rates[0] = largest[0]
-            self.backend.write(rates, local_rates)
-            self.backend.write(reduced, np.concatenate([largest[1:], total]).astype(self.dtype))
-        return HostWork(reduce), reduced
+        one block. Every rank folds its rows (mac_halo.cu), the rows are all-gathered, and
+        every rank folds them in rank order: the same bits on all."""
+        b, width, ranks = self.backend, 1 + maxima + sums, self.comm.Get_size()
+        kernels = b.module(SOURCE, self.dtype, {})
+        reduced = b.zeros((maxima + sums,), self.dtype)
+        local, gathered = b.zeros((width,), np.float64), b.zeros((width * ranks,), np.float64)
+        parts = [kernels.mac_rank_fold.bind(1, width, rates, rates.size, partials,
+                                            partials.size // (maxima + sums), maxima, sums,
+                                            local),
+                 *self.collectives.bind_allgather(local, gathered),
+                 kernels.mac_ranks_fold.bind(1, 1, gathered, ranks, maxima, sums, rates,
+                                             reduced)]
+        return parts, reduced
 
     # -- the whole grid's state --------------------------------------------------------------
     def _own(self, axis, n, faces):

@@ -74,7 +74,7 @@ class MacFlow(SeriesCheckpoint, BlockCheckpoint):
         finish."""
         return [self.clock.finish_dt, self._scale, *self._fill[1],
                 *self.parallel.velocity_halo(*velocity), *p_halo, self._predict, *viscous,
-                self._divergence, *solve, self._correct, reduce, self._finish]
+                self._divergence, *solve, self._correct, *reduce, self._finish]
 
     def _host_state_of(self, velocity):
         """Host float64 copies of the whole grid's face arrays `velocity` (padded as on the
