@@ -38,6 +38,7 @@ import pytest
 
 from solvers import load_case
 from solvers.backend.mpi import mpiexec
+from solvers.backend.stepper import HostWork
 from solvers.io.checkpoint import read_checkpoint
 
 h5py = pytest.importorskip("h5py")
@@ -321,6 +322,35 @@ def test_decomposed_cavity_on_one_gpu_equals_single_rank(tmp_path):
     assert split.returncode == 0, split.stderr
     _assert_close(_datasets(tmp_path / "one" / "cavity_re100.h5"),
                   _datasets(tmp_path / "two" / "cavity_re100.h5"))
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("case, overrides", [
+    ("taylor_green", {"mesh.nx": 16, "mesh.ny": 16, "scheme.viscous": "implicit"}),
+    ("taylor_green3d_re1600", {"mesh.nx": 8, "mesh.ny": 8, "mesh.nz": 8, "physics.nu": 0.02})])
+def test_decomposed_step_in_the_graph_on_one_gpu(case, overrides):
+    """One rank (MPI.COMM_SELF), every axis periodic and not split: each block swaps its
+    velocity and pressure halos with itself, the dot products and the step's maxima go through
+    all-gathers, by NCCL inside the step graph (graph and eager) and host-staged on the same
+    GPU: the same fields bit for bit; in the graph a step's only host work is a solve's status
+    read (2D: the viscous and the pressure solve). Without NCCL asking for it fails."""
+    from mpi4py import MPI
+
+    fields, host_work = {}, {}
+    for exchange, graph in (("host", True), ("nccl", True), ("nccl", False)):
+        run = load_case(ROOT / "cases" / f"{case}.toml", comm=MPI.COMM_SELF, **overrides,
+                        **{"run.backend": "cuda", "run.halo_exchange": exchange,
+                           "run.graph": graph})
+        run.step(10)
+        fields[exchange, graph] = run.fields
+        host_work[exchange] = sum(isinstance(part, HostWork)
+                                  for part in run.solver.step_segments())
+        assert run.solver.parallel.path.startswith(
+            "NCCL" if exchange == "nccl" else "host-staged"), run.solver.parallel.path
+    assert host_work["nccl"] == (2 if "scheme.viscous" in overrides else 1)
+    for key, value in fields["host", True].items():
+        assert np.array_equal(fields["nccl", True][key], value), key
+        assert np.array_equal(fields["nccl", False][key], value), key
 
 
 # Checkpointed at t = 0.1 (an output time) by 2 ranks, restarted on 3 and on one: the 2D cavity
