@@ -14,12 +14,16 @@ too. A step (MacFlow.decomposed_parts):
   side (QUICK reads two faces upstream) are swapped: along the side's axis the layers next to
   it, across it the block's own faces (raw_kernels/fv/mac_halo.cu). The predictor reads no
   diagonal neighbour, so no edge or corner travels;
-- implicit viscosity (block_viscous.py): before the predictor the halo of p^n (its
-  gradient at the shared faces); after it the distributed CG of the viscous stage, each
+- implicit viscosity (block_viscous.py) or a body: before the predictor the halo of p^n (its
+  gradient at the shared faces); implicit, after it the distributed CG of the viscous stage, each
   application of its operator swapping the ghosts of a padded copy of the increment
   (velocity_halo with copied faces: a face on a side is solved for by the block beyond the
   high side alone, on a periodic axis the block past face 0), then one more swap that gives
   the other block the solution there;
+- a body (2D; block_immersed.py): after the prediction the incremental predictions of the
+  block's faces are sampled into arrays with as many ghost layers as its forcing's stencils
+  reach, whose halos are swapped axis after axis (corners too), then the block's forced faces
+  forced; the force is summed over all blocks (sums);
 - the pressure solve is distributed CG preconditioned by the distributed multigrid
   (pressure.py), with the single-rank solve's tolerances on the whole grid's norms; its
   solution is copied into an array padded by one cell and that halo swapped (backend/halo.py)
@@ -48,11 +52,8 @@ def compiled_kernels():
     yield SOURCE, {}
 
 
-def refuse(name, obstacle, decomposition):
+def refuse(name, decomposition):
     """A one-line ValueError for what the decomposed `name` solver does not do yet."""
-    if obstacle:
-        raise ValueError(f"the {name} solver does not run on several MPI ranks with an "
-                         f"obstacle yet")
     if decomposition.exchange == "nccl":
         raise ValueError(f"halo_exchange 'nccl': the {name} solver exchanges its halos "
                          f"host-staged only")
@@ -93,25 +94,31 @@ class MacBlock:
         return [n + (d == component) for d, n in enumerate(self.block.shape)]
 
     # -- the velocity halos ----------------------------------------------------------------------
-    def _boxes(self, send, copied=False):
+    def _boxes(self, send, copied=False, layers=None, axis=None):
         """The velocity halo's boxes, BOX_INTS ints each (component, first padded index along
         x, y, z, counts along x, y, z, offset in the buffer), and the offsets of the sides'
-        boxes in the buffer (side s: offsets[s] to offsets[s + 1]). Along a side's axis G lines
-        (send: the block's next to the side, else the ghosts beyond it), across it the
-        component's own faces; a neighbour's box of the facing side has the same size. The
-        faces on a side are the two blocks' own, unless `copied`: then those on a high side
-        are the next block's (mac_lines.h copied_face) and arrive with the ghosts."""
-        G, n = self.G, self.block.shape
+        boxes in the buffer (side s: offsets[s] to offsets[s + 1]). Along a side's axis
+        `layers` lines (default G; the arrays' ghost layers: send, the block's next to the
+        side, else the ghosts beyond it), across it the component's own faces; a neighbour's
+        box of the facing side has the same size. The faces on a side are the two blocks' own,
+        unless `copied`: then those on a high side are the next block's (mac_lines.h
+        copied_face) and arrive with the ghosts. With `axis`, the sides of that axis alone,
+        their boxes across the earlier axes spanning the ghost layers too: swapped axis after
+        axis, the edges and corners of the halo travel."""
+        G, n = layers or self.G, self.block.shape
         table, offsets, total = [], [0], 0
         for side, other in enumerate(self.neighbours):
-            axis, high = divmod(side, 2)
-            for component in range(self.ndim) if other is not None else ():
+            along, high = divmod(side, 2)
+            swapped = other is not None and axis in (None, along)
+            for component in range(self.ndim) if swapped else ():
                 # Faces 0..n along the axis (the side's own unless copied), else cells.
-                beyond = int(component == axis and not copied)
-                first = ((n[axis] - G if high else beyond) if send else
-                         (n[axis] + beyond if high else -G))
+                beyond = int(component == along and not copied)
+                first = ((n[along] - G if high else beyond) if send else
+                         (n[along] + beyond if high else -G))
                 start, size = [G] * 3, self.face_counts(component) + [1] * (3 - self.ndim)
-                start[axis], size[axis] = G + first, G
+                for earlier in range(along if axis is not None else 0):
+                    start[earlier], size[earlier] = 0, size[earlier] + 2 * G
+                start[along], size[along] = G + first, G
                 if self.ndim == 2:
                     start[2] = 0
                 table.append((component, *start, *size, total))
@@ -119,17 +126,22 @@ class MacBlock:
             offsets.append(total)
         return np.array(table, np.int32).reshape(-1, BOX_INTS), offsets
 
-    def velocity_halo(self, *q, copied=False):
-        """The parts swapping the ghost layers of the face arrays q (u, v(, w)) beyond the sides
-        towards other blocks (copied: and the copied faces, _boxes): pack (launch), MPI
-        (HostWork), unpack (launch)."""
+    def velocity_halo(self, *q, copied=False, layers=None, axis=None):
+        """The parts swapping the ghost layers of the face arrays q (u, v(, w); padded by
+        `layers`, default G) beyond the sides towards other blocks (copied: and the copied
+        faces; axis: that axis's sides alone, _boxes): pack (launch), MPI (HostWork), unpack
+        (launch); none where no such side is left."""
         b, kernel = self.backend, self.backend.module(SOURCE, self.dtype, {}).mac_halo_copy
+        neighbours = [other if axis in (None, side // 2) else None
+                      for side, other in enumerate(self.neighbours)]
+        if all(other is None for other in neighbours):
+            return []
         arrays = (*q, q[0])[:3]  # 2D: no w (no box reads it)
         strides = [s for a in arrays for s in (a.shape[-1], int(np.prod(a.shape[-2:]))
                                                if a.ndim == 3 else 0)]
         parts, buffers = [], []
         for send in (True, False):
-            table, offsets = self._boxes(send, copied)
+            table, offsets = self._boxes(send, copied, layers, axis)
             total = offsets[-1]
             buffers.append(b.zeros((max(1, total),), self.dtype))
             self._tables.append(b.to_device(table.ravel()))
@@ -142,7 +154,7 @@ class MacBlock:
 
         def swap():
             self.backend.synchronize()
-            swap_sides(self.comm, self.neighbours, sent, received, offsets)
+            swap_sides(self.comm, neighbours, sent, received, offsets)
         return [parts[0], b.bind_copy(sent, send), HostWork(swap),
                 b.bind_copy(receive, received), parts[1]]
 
@@ -178,15 +190,32 @@ class MacBlock:
         def reduce():
             local_rates = np.array(self.backend.to_host(rates))
             local = self.backend.to_host(partials).reshape(maxima + sums, -1)
-            mine = np.array([local_rates.max(), *local[:maxima].max(axis=1),
-                             *local[maxima:].astype(np.float64).sum(axis=1)], np.float64)
-            ranks = np.empty((self.comm.Get_size(), mine.size))
-            self.comm.Allgather(mine, ranks)
+            ranks = self._every_rank([local_rates.max(), *local[:maxima].max(axis=1),
+                                      *local[maxima:].astype(np.float64).sum(axis=1)])
             largest, total = ranks[:, :1 + maxima].max(axis=0), ranks[:, 1 + maxima:].sum(axis=0)
             local_rates[0] = largest[0]
             self.backend.write(rates, local_rates)
             self.backend.write(reduced, np.concatenate([largest[1:], total]).astype(self.dtype))
         return HostWork(reduce), reduced
+
+    def sums(self, partials, rows):
+        """(HostWork, reduced): the sums over all blocks of `rows` rows of block values (the
+        device array partials, a row after the other) into the device array `reduced` of `rows`
+        values, in float64 block after block, then rank after rank: the same bits on all."""
+        reduced = self.backend.zeros((rows,), self.dtype)
+
+        def reduce():
+            local = self.backend.to_host(partials).reshape(rows, -1).astype(np.float64)
+            total = self._every_rank(local.sum(axis=1)).sum(axis=0)
+            self.backend.write(reduced, total.astype(self.dtype))
+        return HostWork(reduce), reduced
+
+    def _every_rank(self, values):
+        """Every rank's float64 `values` (collective), one row a rank in rank order."""
+        mine = np.array(values, np.float64)
+        ranks = np.empty((self.comm.Get_size(), mine.size))
+        self.comm.Allgather(mine, ranks)
+        return ranks
 
     # -- the whole grid's state --------------------------------------------------------------
     def _own(self, axis, n, faces):
