@@ -34,8 +34,6 @@ go to --json. Exit 2 without a GPU (cuda), 1 when a check fails or an item error
 """
 
 import argparse
-import importlib
-import inspect
 import statistics
 import sys
 import time
@@ -43,18 +41,19 @@ import time
 import bench_linalg_report as report_text
 import benchrun
 import ceilings
-import devicetime
 import numpy as np
-import scipy.sparse as sp
+from bench_linalg_libraries import Device, Library
+from bench_linalg_spmv import (
+    add_spmv_rates,
+    check_assembly,
+    spmv_7pt,
+    spmv_bytes,
+    spmv_case,
+    stencil,
+)
 from linalg_matrices import box_27pt, irregular, laplacian_7pt
 
-from solvers.backend import get_backend
-from solvers.linalg import (
-    ConjugateGradient,
-    CsrMatrix,
-    SellMatrix,
-    StencilLaplacian,
-)
+from solvers.linalg import ConjugateGradient, CsrMatrix
 from solvers.linalg.multigrid import GeometricMultigrid
 from solvers.linalg.refinement import IterativeRefinement
 
@@ -64,297 +63,12 @@ TINY_RTOL = 1e-30  # fixed-iteration runs: never met
 REFINE_RTOL, REFINE_INNER_RTOL = 1e-10, 1e-4
 CHUNK = 20  # CG iterations per captured graph (ConjugateGradient's default)
 FIXED_ITERATIONS = {"cuda": (40, 240), "host": (20, 40)}  # multiples of CHUNK
-SPMV_LAUNCHES = 20  # launches per timed repeat, at least
-MAX_SETS = 16  # (x, y) pairs an SpMV cycles through, at most
 # Vectors a Jacobi-CG iteration moves besides its SpMV: cg_update reads x r p q M^-1 and writes
 # x r z, cg_direction reads z p and writes p, and an operator without a fused dot (CSR) adds a
 # pass over p and q. The fused stencil iteration (stencil_cg.cu) has no separate SpMV: it reads
 # r M^-1 p_old and writes p, then reads x p r M^-1 and writes x r.
 CG_VECTORS = {"stencil": 11, "csr": 13, "fused": 10}
 SCIPY_LIMIT_S = 60.0  # SciPy CPU solves estimated longer than this are skipped
-TOLERANCE = {"fp32": 1e-5, "fp64": 1e-12}  # SpMV check: ||y - ref|| / ||ref||
-
-
-# -- device and libraries ----------------------------------------------------------------------
-
-class Device:
-    """What differs between the cuda and host runs: timing, synchronization, memory."""
-
-    def __init__(self, backend_name):
-        self.backend = get_backend(backend_name)
-        self.cuda = backend_name == "cuda"
-        self.cupy = importlib.import_module("cupy") if self.cuda else None
-
-    def seconds(self, fn, stream=None):
-        return devicetime.seconds(self.backend, fn, stream)
-
-    def median(self, fn, repeats, stream=None):
-        return devicetime.median(self.backend, fn, repeats, stream)
-
-    def synchronize(self):
-        """Wait for every stream (the backend's is non-blocking: it does not wait for CuPy's)."""
-        if self.cuda:
-            self.cupy.cuda.Device().synchronize()
-
-    def wall(self, fn):
-        """(host seconds, result) of fn() from an idle device to an idle device."""
-        self.synchronize()
-        start = time.perf_counter()
-        result = fn()
-        self.synchronize()
-        return time.perf_counter() - start, result
-
-    def free(self):
-        if self.cuda:
-            self.synchronize()
-            self.cupy.get_default_memory_pool().free_all_blocks()
-
-    def l2_bytes(self):
-        if not self.cuda:
-            return None
-        device = self.cupy.cuda.Device()
-        size = device.attributes.get("L2CacheSize")
-        if size is None:
-            size = self.cupy.cuda.runtime.getDeviceProperties(device.id).get("l2CacheSize")
-        return int(size or 0) or None
-
-
-class Library:
-    """A baseline's array library: CuPy + cupyx (cuSPARSE, cuBLAS) on the card, or NumPy +
-    SciPy on the CPU. Both run the same functions below."""
-
-    def __init__(self, gpu):
-        self.gpu = gpu
-        if gpu:
-            self.xp = importlib.import_module("cupy")
-            self.sparse = importlib.import_module("cupyx.scipy.sparse")
-            self.cusparse = importlib.import_module("cupyx.cusparse")
-            self.name = "cupyx"
-        else:
-            self.xp, self.sparse, self.cusparse, self.name = np, sp, None, "scipy"
-        self.linalg, self.missing = None, None
-        try:  # cupyx's solvers need cuBLAS on top of cuSPARSE
-            self.linalg = importlib.import_module(f"{self.sparse.__name__}.linalg")
-        except Exception as error:  # ImportError, or a CUDA library that fails to load
-            self.missing = f"{self.name} cg skipped: {type(error).__name__}: {error}"
-            return
-        # SciPy >= 1.12 and CuPy >= 14 call the tolerance rtol; older versions tol.
-        parameters = inspect.signature(self.linalg.cg).parameters
-        self.rtol_name = "rtol" if "rtol" in parameters else "tol"
-
-    @classmethod
-    def load(cls, gpu):
-        """(Library, notes): None for a library that cannot be imported, and why."""
-        try:
-            lib = cls(gpu)
-        except Exception as error:  # ImportError, or a CUDA library that fails to load
-            return None, [f"cupyx baselines skipped: {type(error).__name__}: {error}"]
-        return lib, [lib.missing] if lib.missing else []
-
-    def stream(self):
-        return self.xp.cuda.get_current_stream() if self.gpu else None
-
-    def matrix(self, a64, dtype):
-        """The matrix in the library's CSR, with int32 indices like ours (cupyx keeps the index
-        type it is given, and cuSPARSE is slower with int64)."""
-        host = sp.csr_matrix((a64.data.astype(dtype), a64.indices.astype(np.int32),
-                              a64.indptr.astype(np.int32)), shape=a64.shape)
-        return self.sparse.csr_matrix(host)
-
-    def array(self, host):
-        return self.xp.asarray(host)
-
-    def to_host(self, array):
-        return array.get() if self.gpu else np.asarray(array)
-
-    def jacobi(self, diagonal, dtype):
-        inverse = self.array((1.0 / diagonal).astype(dtype))
-        return self.linalg.LinearOperator((diagonal.size,) * 2, matvec=lambda r: inverse * r,
-                                          dtype=dtype)
-
-    def cg(self, a, b, rtol, maxiter, m, callback=None):
-        return self.linalg.cg(a, b, maxiter=maxiter, M=m, callback=callback,
-                              **{self.rtol_name: rtol})
-
-
-# -- matrices ----------------------------------------------------------------------------------
-
-def stencil(dev, n, precision="fp32", coefficient=None):
-    return StencilLaplacian((n, n, n), (1.0 / n,) * 3, coefficient=coefficient,
-                            backend=dev.backend, precision=precision)
-
-
-def check_assembly(dev, n=6):
-    """laplacian_7pt equals StencilLaplacian.to_scipy (the reference the tests trust)."""
-    op = stencil(dev, n)
-    ours, theirs = laplacian_7pt(op), op.to_scipy()
-    difference = abs(ours - theirs).max() / abs(theirs).max()
-    return {"rel_difference": float(difference), "ok": bool(difference < 1e-14
-                                                              and ours.nnz == theirs.nnz)}
-
-
-# -- SpMV ----------------------------------------------------------------------------------------
-
-def spmv_bytes(rows, nnz, itemsize):
-    return nnz * (itemsize + 4) + (rows + 1) * 4 + 2 * rows * itemsize
-
-
-def set_count(dev, rows, itemsize, resident):
-    """(x, y) pairs to cycle through: enough that they and `resident` bytes (the matrix)
-    span 3x the L2 cache, so that repeats do not run from cache. One on the host."""
-    l2 = dev.l2_bytes()
-    if not l2:
-        return 1
-    need = max(0, 3 * l2 - resident)
-    return int(min(MAX_SETS, max(1, -(-need // (2 * rows * itemsize)))))
-
-
-def vector_pairs(dev, n, dtype, count, rng):
-    """`count` (x, y) device pairs: x random, y poisoned with NaN."""
-    pairs = []
-    for _ in range(count):
-        x = dev.backend.to_device(rng.uniform(-1, 1, n).astype(dtype))
-        y = dev.backend.empty((n,), dtype)
-        dev.backend.fill(y, np.nan)
-        pairs.append((x, y))
-    dev.synchronize()  # fill runs on CuPy's stream, the launches on the backend's
-    return pairs
-
-
-def time_launches(dev, launches, repeats):
-    """{'eager', 'graph'}: seconds per launch of `launches` called in turn, >= SPMV_LAUNCHES
-    of them per timed repeat, eagerly and replayed from one captured graph."""
-    rounds = -(-SPMV_LAUNCHES // len(launches))
-
-    def eager():
-        for _ in range(rounds):
-            for launch in launches:
-                launch()
-
-    count = rounds * len(launches)
-    eager()  # warm-up
-    graph = dev.backend.capture(eager)
-    graph.replay()
-    return {"eager": dev.median(eager, repeats) / count,
-            "graph": dev.median(graph.replay, repeats) / count}
-
-
-def check_spmv(dev, op, reference, rng):
-    """||y - ref|| / ||ref|| against SciPy in float64 on a fresh random x, and whether y was
-    written everywhere (it starts as NaN)."""
-    ((x, y),) = vector_pairs(dev, op.n, op.dtype, 1, rng)
-    op.bind(x, y)()
-    got = dev.backend.to_host(y).astype(np.float64)
-    return compare(got, reference @ dev.backend.to_host(x).astype(np.float64))
-
-
-def compare(got, want):
-    error = float(np.linalg.norm(got - want) / np.linalg.norm(want))
-    return {"rel_error": error, "written": bool(np.isfinite(got).all())}
-
-
-def bench_operator(dev, case, op, fmt, reference, nbytes, repeats, rng):
-    """One of our operators: check, then eager and graph times over rotating (x, y) pairs."""
-    precision = "fp32" if op.dtype == np.float32 else "fp64"
-    check = check_spmv(dev, op, reference, rng)
-    resident = getattr(op, "nbytes", 0)
-    pairs = vector_pairs(dev, op.n, op.dtype, set_count(dev, op.n, op.dtype.itemsize, resident),
-                         rng)
-    times = time_launches(dev, [op.bind(x, y) for x, y in pairs], repeats)
-    return {**case, "format": fmt, "precision": precision, "bytes": nbytes,
-            "threads_per_row": getattr(op, "threads_per_row", None),
-            "padding_ratio": getattr(op, "padding_ratio", None), "sets": len(pairs),
-            "eager_s": times["eager"], "graph_s": times["graph"], **check,
-            "ok": check["written"] and check["rel_error"] < TOLERANCE[precision]}
-
-
-def library_spmv_variants(lib, a, pairs):
-    """The baseline's SpMV calls: A @ x (allocates y) and, with cuSPARSE, spmv(A, x, y=y)
-    (y preallocated; cupyx still allocates the SpMV workspace from CuPy's pool every call)."""
-    variants = {"matmul": lambda: [a @ x for x, _ in pairs]}
-    if lib.cusparse is not None and lib.cusparse.check_availability("spmv"):
-        spmv = lib.cusparse.spmv
-        variants["spmv_y"] = lambda: [spmv(a, x, y=y) for x, y in pairs]
-    return variants
-
-
-def bench_library_spmv(dev, lib, case, a64, precision, repeats, rng):
-    """The baseline's SpMV on the same matrix: check, then each call variant, eager only."""
-    dtype = np.float32 if precision == "fp32" else np.float64
-    a = lib.matrix(a64, dtype)
-    x_check = rng.uniform(-1, 1, a64.shape[0]).astype(dtype)
-    check = compare(lib.to_host(a @ lib.array(x_check)).astype(np.float64),
-                    a64 @ x_check.astype(np.float64))
-    itemsize = np.dtype(dtype).itemsize
-    resident = a64.nnz * (itemsize + 4)
-    count = set_count(dev, a64.shape[0], itemsize, resident)
-    pairs = [(lib.array(rng.uniform(-1, 1, a64.shape[0]).astype(dtype)),
-              lib.xp.empty(a64.shape[0], dtype)) for _ in range(count)]
-    calls = -(-SPMV_LAUNCHES // count)
-    variants = {}
-    for name, once in library_spmv_variants(lib, a, pairs).items():
-        def run(once=once):
-            for _ in range(calls):
-                once()
-        run()  # warm-up: cuSPARSE handle, descriptors, pool blocks
-        dev.synchronize()
-        variants[name] = dev.median(run, repeats, lib.stream()) / (calls * count)
-    best = min(variants, key=variants.get)
-    return {**case, "format": "cusparse" if lib.gpu else "scipy", "precision": precision,
-            "bytes": spmv_bytes(a64.shape[0], a64.nnz, itemsize), "sets": count,
-            "eager_s": variants[best], "graph_s": None, "variant": best, "variants": variants,
-            **check, "ok": check["written"] and check["rel_error"] < TOLERANCE[precision]}
-
-
-def spmv_case(dev, lib, label, a64, ops, repeats, rng):
-    """Every format on one matrix: CSR fp32 and fp64, SELL fp32, the given stencil operators
-    (format name -> (operator, bytes, reference matrix)), and the baseline."""
-    case = {"case": label, "rows": a64.shape[0], "nnz": a64.nnz}
-    rows = []
-    for precision in ("fp32", "fp64"):
-        csr = CsrMatrix.from_scipy(a64, backend=dev.backend, precision=precision)
-        nbytes = spmv_bytes(csr.n, csr.nnz, csr.dtype.itemsize)
-        rows.append(bench_operator(dev, case, csr, "csr", a64, nbytes, repeats, rng))
-        if precision == "fp32":
-            sell = SellMatrix.from_csr(csr)
-            rows.append(bench_operator(dev, case, sell, "sell", a64, nbytes, repeats, rng))
-            del sell
-        del csr
-        dev.free()
-    for fmt, (op, nbytes, reference) in ops.items():
-        rows.append(bench_operator(dev, case, op, fmt, reference, nbytes, repeats, rng))
-    if lib is not None:
-        baselines = [bench_library_spmv(dev, lib, case, a64, p, repeats, rng)
-                     for p in ("fp32", "fp64")]
-        dev.free()
-        compare_to_baseline(rows, baselines)
-        rows += baselines
-    return rows
-
-
-def compare_to_baseline(rows, baselines):
-    """x_baseline: the baseline's time over ours (same matrix and precision), per mode."""
-    by_precision = {b["precision"]: b for b in baselines}
-    for row in rows:
-        if row["format"] == "stencil-var":  # another matrix (variable k): no like-for-like
-            continue
-        base = by_precision[row["precision"]]
-        row["baseline"] = base["format"]
-        row["x_baseline_eager"] = base["eager_s"] / row["eager_s"]
-        row["x_baseline_graph"] = base["eager_s"] / row["graph_s"]
-
-
-def spmv_7pt(dev, lib, n, repeats, rng, variable):
-    """The 7-point matrix of size n: CSR, SELL, the stencil, and (when `variable`) the
-    variable-coefficient stencil (timed and checked against its own to_scipy)."""
-    op = stencil(dev, n)
-    a64 = laplacian_7pt(op)
-    ops = {"stencil": (op, 2 * op.n * 4, a64)}
-    if variable:
-        coefficient = np.exp(rng.uniform(-1, 1, (n, n, n)))
-        var = stencil(dev, n, coefficient=coefficient)
-        ops["stencil-var"] = (var, 3 * var.n * 4, var.to_scipy())
-    return spmv_case(dev, lib, f"7pt {n}^3", a64, ops, repeats, rng)
 
 
 def add_cg_floor(rows, copy_gbs):
@@ -364,15 +78,6 @@ def add_cg_floor(rows, copy_gbs):
         if copy_gbs:
             row["floor_s"] = report_text.FLOOR_VECTORS * row["unknowns"] * 4 / (copy_gbs * 1e9)
             row["x_floor"] = row["s_per_iter"] / row["floor_s"]
-
-
-def add_spmv_rates(rows, copy_gbs):
-    """GB/s (graph replay, else eager), fraction of the copy bandwidth, GFLOP/s."""
-    for row in rows:
-        seconds = row["graph_s"] or row["eager_s"]
-        row["gbs"] = row["bytes"] / seconds / 1e9
-        row["frac_copy"] = row["gbs"] / copy_gbs if copy_gbs else None
-        row["gflops"] = 2 * row["nnz"] / seconds / 1e9
 
 
 # -- CG iteration ------------------------------------------------------------------------------

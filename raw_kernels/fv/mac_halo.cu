@@ -39,37 +39,40 @@ DEVICE double nan_max(double m, double v)
     return (m != m || v <= m) ? m : v;
 }
 
-// This rank's row of the step's maxima: local[0] the largest of rates[0 .. nrates), then of
-// each of `maxima` rows of `partials` (count values a row) its largest, then of each of `sums`
-// rows its sum in double, in block order. One thread a row.
+// This rank's rows of the step's maxima and sums: with rates (nrates > 0) first the largest of
+// rates[0 .. nrates), then of each of `maxima` rows of `partials` (count values a row) its
+// largest, then of each of `sums` rows its sum in double, in block order. One thread a row.
 REDUCTION KERNEL void mac_rank_fold(const real* __restrict__ rates, int nrates,
                                     const real* __restrict__ partials, int count, int maxima,
                                     int sums, double* __restrict__ local)
 {
-    const int row = blockIdx.x * blockDim.x + threadIdx.x;
-    if (row > maxima + sums) return;
-    const real* values = row == 0 ? rates : partials + (row - 1) * count;
-    const int n = row == 0 ? nrates : count;
-    double folded = row > maxima ? 0.0 : (double)values[0];
+    const int rated = nrates > 0, row = blockIdx.x * blockDim.x + threadIdx.x;
+    if (row >= rated + maxima + sums) return;
+    const bool rate = rated && row == 0, sum = row >= rated + maxima;
+    const real* values = rate ? rates : partials + (row - rated) * count;
+    const int n = rate ? nrates : count;
+    double folded = sum ? 0.0 : (double)values[0];
     for (int b = 0; b < n; ++b)
-        folded = row > maxima ? folded + (double)values[b] : nan_max(folded, (double)values[b]);
+        folded = sum ? folded + (double)values[b] : nan_max(folded, (double)values[b]);
     local[row] = folded;
 }
 
-// Every rank's rows (gathered[rank][1 + maxima + sums]) folded in rank order: rates[0] the
-// largest rate, reduced[] the largest of each maximum, then each sum. One thread.
-REDUCTION KERNEL void mac_ranks_fold(const double* __restrict__ gathered, int ranks, int maxima,
-                                     int sums, real* __restrict__ rates,
+// Every rank's rows (gathered[rank][rated + maxima + sums]) folded in rank order: with
+// `rated`, rates[0] the largest rate; reduced[] the largest of each maximum, then each sum.
+// One thread.
+REDUCTION KERNEL void mac_ranks_fold(const double* __restrict__ gathered, int ranks, int rated,
+                                     int maxima, int sums, real* __restrict__ rates,
                                      real* __restrict__ reduced)
 {
-    const int width = 1 + maxima + sums;
+    const int width = rated + maxima + sums;
     for (int row = 0; row < width; ++row) {
-        double folded = row > maxima ? 0.0 : gathered[row];
+        const bool sum = row >= rated + maxima;
+        double folded = sum ? 0.0 : gathered[row];
         for (int r = 0; r < ranks; ++r) {
             const double v = gathered[r * width + row];
-            folded = row > maxima ? folded + v : nan_max(folded, v);
+            folded = sum ? folded + v : nan_max(folded, v);
         }
-        if (row == 0) rates[0] = (real)folded;
-        else reduced[row - 1] = (real)folded;
+        if (rated && row == 0) rates[0] = (real)folded;
+        else reduced[row - rated] = (real)folded;
     }
 }

@@ -184,12 +184,10 @@ def check(case):
 
 def check_decomposable(case, grid, decomposition):
     """A one-line CaseError naming the first key a run of the 2D or 3D solver on several MPI
-    ranks does not support yet (block.py: no body, the pressure multigrid or no
+    ranks does not support yet (block.py: the pressure multigrid or no
     preconditioner, a grid the block layout can split)."""
     data = case.data
-    body = "obstacle" in data and any(v is not None for v in data["obstacle"].values())
-    refusals = [("obstacle", body and obstacle_key(case), body, "an [obstacle]"),
-                ("pressure", "preconditioner", data["pressure"]["preconditioner"]
+    refusals = [("pressure", "preconditioner", data["pressure"]["preconditioner"]
                  not in DISTRIBUTED,
                  f'pressure.preconditioner = "{data["pressure"]["preconditioner"]}"')]
     for section, key, refused, what in refusals:

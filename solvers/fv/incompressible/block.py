@@ -19,12 +19,16 @@ too. A step (MacFlow.decomposed_parts):
   side (QUICK reads two faces upstream) are swapped: along the side's axis the layers next to
   it, across it the block's own faces (raw_kernels/fv/mac_halo.cu). The predictor reads no
   diagonal neighbour, so no edge or corner travels;
-- implicit viscosity (block_viscous.py): before the predictor the halo of p^n (its
-  gradient at the shared faces); after it the distributed CG of the viscous stage, each
+- implicit viscosity (block_viscous.py) or a body: before the predictor the halo of p^n (its
+  gradient at the shared faces); implicit, after it the distributed CG of the viscous stage, each
   application of its operator swapping the ghosts of a padded copy of the increment
   (velocity_halo with copied faces: a face on a side is solved for by the block beyond the
   high side alone, on a periodic axis the block past face 0), then one more swap that gives
   the other block the solution there;
+- a body (2D; block_immersed.py): after the prediction the incremental predictions of the
+  block's faces are sampled into arrays with as many ghost layers as its forcing's stencils
+  reach, whose halos are swapped axis after axis (corners too), then the block's forced faces
+  forced; the force is summed over all blocks (sums);
 - the pressure solve is distributed CG preconditioned by the distributed multigrid
   (pressure.py), with the single-rank solve's tolerances on the whole grid's norms; its
   solution is copied into an array padded by one cell and that halo swapped (backend/halo.py)
@@ -51,13 +55,6 @@ BOX_INTS = 8  # mac_halo.cu
 def compiled_kernels():
     """Every (source, defines) this module compiles (REAL_BITS aside)."""
     yield SOURCE, {}
-
-
-def refuse(name, obstacle, decomposition):
-    """A one-line ValueError for what the decomposed `name` solver does not do yet."""
-    if obstacle:
-        raise ValueError(f"the {name} solver does not run on several MPI ranks with an "
-                         f"obstacle yet")
 
 
 class MacBlock:
@@ -99,25 +96,31 @@ class MacBlock:
         return [n + (d == component) for d, n in enumerate(self.block.shape)]
 
     # -- the velocity halos ----------------------------------------------------------------------
-    def _boxes(self, send, copied=False):
+    def _boxes(self, send, copied=False, layers=None, axis=None):
         """The velocity halo's boxes, BOX_INTS ints each (component, first padded index along
         x, y, z, counts along x, y, z, offset in the buffer), and the offsets of the sides'
-        boxes in the buffer (side s: offsets[s] to offsets[s + 1]). Along a side's axis G lines
-        (send: the block's next to the side, else the ghosts beyond it), across it the
-        component's own faces; a neighbour's box of the facing side has the same size. The
-        faces on a side are the two blocks' own, unless `copied`: then those on a high side
-        are the next block's (mac_lines.h copied_face) and arrive with the ghosts."""
-        G, n = self.G, self.block.shape
+        boxes in the buffer (side s: offsets[s] to offsets[s + 1]). Along a side's axis
+        `layers` lines (default G; the arrays' ghost layers: send, the block's next to the
+        side, else the ghosts beyond it), across it the component's own faces; a neighbour's
+        box of the facing side has the same size. The faces on a side are the two blocks' own,
+        unless `copied`: then those on a high side are the next block's (mac_lines.h
+        copied_face) and arrive with the ghosts. With `axis`, the sides of that axis alone,
+        their boxes across the earlier axes spanning the ghost layers too: swapped axis after
+        axis, the edges and corners of the halo travel."""
+        G, n = layers or self.G, self.block.shape
         table, offsets, total = [], [0], 0
         for side, other in enumerate(self.neighbours):
-            axis, high = divmod(side, 2)
-            for component in range(self.ndim) if other is not None else ():
+            along, high = divmod(side, 2)
+            swapped = other is not None and axis in (None, along)
+            for component in range(self.ndim) if swapped else ():
                 # Faces 0..n along the axis (the side's own unless copied), else cells.
-                beyond = int(component == axis and not copied)
-                first = ((n[axis] - G if high else beyond) if send else
-                         (n[axis] + beyond if high else -G))
+                beyond = int(component == along and not copied)
+                first = ((n[along] - G if high else beyond) if send else
+                         (n[along] + beyond if high else -G))
                 start, size = [G] * 3, self.face_counts(component) + [1] * (3 - self.ndim)
-                start[axis], size[axis] = G + first, G
+                for earlier in range(along if axis is not None else 0):
+                    start[earlier], size[earlier] = 0, size[earlier] + 2 * G
+                start[along], size[along] = G + first, G
                 if self.ndim == 2:
                     start[2] = 0
                 table.append((component, *start, *size, total))
@@ -125,17 +128,23 @@ class MacBlock:
             offsets.append(total)
         return np.array(table, np.int32).reshape(-1, BOX_INTS), offsets
 
-    def velocity_halo(self, *q, copied=False):
-        """The parts swapping the ghost layers of the face arrays q (u, v(, w)) beyond the sides
-        towards other blocks (copied: and the copied faces, _boxes): pack (launch), the swap
-        (launches, or host work between them: self.collectives), unpack (launch)."""
+    def velocity_halo(self, *q, copied=False, layers=None, axis=None):
+        """The parts swapping the ghost layers of the face arrays q (u, v(, w); padded by
+        `layers`, default G) beyond the sides towards other blocks (copied: and the copied
+        faces; axis: that axis's sides alone, _boxes): pack (launch), the swap (launches, or
+        host work between them: self.collectives), unpack (launch); none where no such side
+        is left."""
         b, kernel = self.backend, self.backend.module(SOURCE, self.dtype, {}).mac_halo_copy
+        neighbours = [other if axis in (None, side // 2) else None
+                      for side, other in enumerate(self.neighbours)]
+        if all(other is None for other in neighbours):
+            return []
         arrays = (*q, q[0])[:3]  # 2D: no w (no box reads it)
         strides = [s for a in arrays for s in (a.shape[-1], int(np.prod(a.shape[-2:]))
                                                if a.ndim == 3 else 0)]
         parts, buffers = [], []
         for send in (True, False):
-            table, offsets = self._boxes(send, copied)
+            table, offsets = self._boxes(send, copied, layers, axis)
             total = offsets[-1]
             buffers.append(b.zeros((max(1, total),), self.dtype))
             self._tables.append(b.to_device(table.ravel()))
@@ -145,7 +154,7 @@ class MacBlock:
         # Pack, swap (each side's box to the rank beyond it), unpack.
         send, receive = buffers
         swap = [(kind, buffer[offsets[side]:offsets[side + 1]], peer)
-                for kind, buffer, side, peer in side_transfers(self.neighbours, send, receive)]
+                for kind, buffer, side, peer in side_transfers(neighbours, send, receive)]
         return [parts[0], *self.collectives.bind_swap(swap), parts[1]]
 
     # -- the pressure solve and the step's maxima ------------------------------------------------
@@ -175,15 +184,29 @@ class MacBlock:
         into the device array `reduced`, which the finish kernel then reads as the partials of
         one block. Every rank folds its rows (mac_halo.cu), the rows are all-gathered, and
         every rank folds them in rank order: the same bits on all."""
-        b, width, ranks = self.backend, 1 + maxima + sums, self.comm.Get_size()
+        return self._fold(rates, partials, maxima, sums)
+
+    def sums(self, partials, rows):
+        """(parts, reduced): the sums over all blocks of `rows` rows of block values (the
+        device array partials, a row after the other) into the device array `reduced` of `rows`
+        values, in float64 block after block, then rank after rank: the same bits on all."""
+        return self._fold(None, partials, 0, rows)
+
+    def _fold(self, rates, partials, maxima, sums):
+        """maxima() and sums(): the parts folding this rank's rows (the rates' unless None,
+        `maxima` rows of maxima, `sums` of sums), all-gathering them and folding every rank's
+        in rank order; the device array of the folded partials' rows."""
+        b, rated, ranks = self.backend, int(rates is not None), self.comm.Get_size()
+        width = rated + maxima + sums
         kernels = b.module(SOURCE, self.dtype, {})
         reduced = b.zeros((maxima + sums,), self.dtype)
+        rates = rates if rated else reduced  # (neither read nor written without rates)
         local, gathered = b.zeros((width,), np.float64), b.zeros((width * ranks,), np.float64)
-        parts = [kernels.mac_rank_fold.bind(1, width, rates, rates.size, partials,
+        parts = [kernels.mac_rank_fold.bind(1, width, rates, rates.size * rated, partials,
                                             partials.size // (maxima + sums), maxima, sums,
                                             local),
                  *self.collectives.bind_allgather(local, gathered),
-                 kernels.mac_ranks_fold.bind(1, 1, gathered, ranks, maxima, sums, rates,
+                 kernels.mac_ranks_fold.bind(1, 1, gathered, ranks, rated, maxima, sums, rates,
                                              reduced)]
         return parts, reduced
 

@@ -51,6 +51,7 @@ GRADIENT_RANGE = (0.5, 1.5)  # |grad phi| of a signed distance (1; less across a
 COMPONENTS = ("u", "v")
 OFFSETS = np.array([[a, b] for b in (-1, 0, 1) for a in (-1, 0, 1)])  # a stencil's faces
 CORNERS = len(OFFSETS)
+TERMS = 2 * CORNERS * IMAGES  # stencil faces of a forcing or ghost point
 
 
 @dataclass(frozen=True)
@@ -100,6 +101,72 @@ class ComponentForcing:
     def solid(self):
         """(m, 2) face indices (i, j) of the solid faces."""
         return np.argwhere(self.label == SOLID)
+
+
+@dataclass(frozen=True)
+class Window:
+    """The part of the grid whose forced faces ImmersedBoundary.pack() packs, and the layouts
+    of the arrays they index: the cells start .. start + shape - 1 along x and y (the whole
+    grid, or a decomposed grid's block), face arrays us, vs of its faces with `ghosts` layers,
+    the arrays the stencils read with `stencil_ghosts` layers (us and vs themselves on one
+    rank), the pressure of cell (i, j) at cell_first + i + cell_stride j (block-local i, j),
+    and shared_low: per axis whether the low side faces another block, which holds the faces
+    on it too and counts their forcing in the force."""
+
+    start: tuple
+    shape: tuple
+    ghosts: int
+    stencil_ghosts: int
+    cell_first: int
+    cell_stride: int
+    shared_low: tuple = (False, False)
+
+    @classmethod
+    def whole(cls, grid, ghosts):
+        """The whole grid, its stencils reading the face arrays, its pressure unpadded."""
+        return cls((0, 0), tuple(grid.shape), ghosts, ghosts, 0, grid.nx)
+
+    @property
+    def slices(self):
+        """The window's cells in an array of the whole grid's cells ([i, j])."""
+        return tuple(slice(s, s + n) for s, n in zip(self.start, self.shape))
+
+    def faces(self, axis):
+        """The window's faces of component `axis` along x and y."""
+        return np.array(self.shape) + (np.arange(2) == axis)
+
+    def holds(self, axis, ij):
+        """Whether each face ij (whole-grid indices, last axis i, j) of component `axis` is the
+        window's."""
+        local = ij - np.array(self.start)
+        return ((local >= 0) & (local < self.faces(axis))).all(axis=-1)
+
+    def beyond(self, axis, ij):
+        """How many faces each face ij of component `axis` lies beyond the window's (0: the
+        window's own), the larger of x and y."""
+        local = ij - np.array(self.start)
+        return np.maximum(-local, local - (self.faces(axis) - 1)).max(axis=-1).clip(0)
+
+    def flat(self, axis, ij, layers):
+        """The flat indices of faces ij of component `axis` in an array of the window's faces
+        padded by `layers` ghost layers (x fastest)."""
+        stride = self.faces(axis)[0] + 2 * layers
+        return layers * (1 + stride) + (ij - np.array(self.start)) @ (1, stride)
+
+    def cells(self, axis, ij):
+        """(k, 2): the pressure's indices of the cells below and above faces ij (k, 2) of
+        component `axis`, along its axis."""
+        cells = []
+        for shift in (1, 0):
+            local = ij - np.array(self.start)
+            local[:, axis] -= shift
+            cells.append(self.cell_first + local @ (1, self.cell_stride))
+        return np.stack(cells, axis=1)
+
+    def counted(self, axis, ij):
+        """Whether the forcing of each face ij (k, 2) of component `axis` counts in the
+        window's force: not on a low side shared with another block (that block's to count)."""
+        return ~(self.shared_low[axis] & (ij[:, axis] == self.start[axis]))
 
 
 def _origin(grid, axis):
@@ -247,43 +314,47 @@ class ImmersedBoundary:
                                                faces, weights))
         self.components = tuple(components)
 
-    def _pressure_cells(self, axis, faces):
-        """The cells (i + nx j) below and above each face (k, 2) of a component along its
-        axis."""
-        nx = self.grid.nx
-        cells = []
-        for shift in (1, 0):
-            ij = faces.copy()
-            ij[:, axis] -= shift
-            cells.append(ij[:, 0] + nx * ij[:, 1])
-        return np.stack(cells, axis=1)
+    def reach(self, window):
+        """The most faces by which a stencil of a forcing or ghost point that `window` holds
+        lies beyond the window's faces of its component (0: none does)."""
+        reach = 0
+        for c in self.components:
+            held = window.holds(c.axis, c.points)
+            used = ~np.isnan(c.image_distance[held])
+            for axis, faces in enumerate(c.stencils):
+                reach = max(reach, int(window.beyond(axis, faces[held])[used].max(initial=0)))
+        return reach
 
-    def pack(self, dtype, ghosts):
-        """The forcing kernel's arrays (raw_kernels/fv/immersed.cu). Forced faces in the order
-        forcing and ghost points of u, of v, then solid faces of u, of v: face (the flat index
-        into us / vs, whose layout has `ghosts` layers, x fastest) and cells (the two cells
-        of its pressure difference); per forcing or ghost point, stencil (per image CORNERS u
-        faces then CORNERS v faces, flat) and coefficient (theirs). Returns (arrays, counts:
-        forcing and ghost points, of them u; solid faces, of them u)."""
-        extrapolated, solid = self.components, self.components
-        strides = [c.label.shape[0] + 2 * ghosts for c in self.components]
-
-        def flat(axis, ij):
-            return ghosts * (1 + strides[axis]) + ij @ (1, strides[axis])
-        groups = ([(c.axis, c.points) for c in extrapolated]
-                  + [(c.axis, c.solid) for c in solid])
+    def pack(self, dtype, window):
+        """The forcing kernel's arrays (raw_kernels/fv/immersed.cu) for the forced faces that
+        `window` (a Window: the whole grid or a block) holds. Forced faces in the order forcing
+        and ghost points of u, of v, then solid faces of u, of v: face (the flat index into us /
+        vs), cells (the two cells of its pressure difference) and counted (whether its forcing
+        counts in the force); per forcing or ghost point, stencil (per image CORNERS u faces
+        then CORNERS v faces, flat in the stencils' arrays; an image left out: the window's
+        first face, weight 0) and coefficient (theirs). Returns (arrays, counts: forcing and
+        ghost points, of them u; solid faces, of them u)."""
+        held = [window.holds(c.axis, c.points) for c in self.components]
+        solid = [(c.axis, c.solid[window.holds(c.axis, c.solid)]) for c in self.components]
+        groups = [(c.axis, c.points[k]) for c, k in zip(self.components, held)] + solid
+        # The stencils' faces, the window's first for an image left out.
+        stencils = []
+        for c, k in zip(self.components, held):
+            used = ~np.isnan(c.image_distance[k])[..., None, None]
+            stencils.append(np.concatenate([
+                window.flat(axis, np.where(used, faces[k], window.start), window.stencil_ghosts)
+                for axis, faces in enumerate(c.stencils)], axis=2).reshape(-1, TERMS))
         arrays = {
-            "face": np.concatenate([flat(a, ij) for a, ij in groups]),
-            "cells": np.concatenate([self._pressure_cells(a, ij) for a, ij in groups]),
-            "stencil": np.concatenate([np.concatenate([flat(0, c.stencils[0]),
-                                                       flat(1, c.stencils[1])], axis=2)
-                                       .reshape(-1, 2 * CORNERS * IMAGES) for c in extrapolated]),
-            "coefficient": np.concatenate([c.coefficients.reshape(-1, 2 * CORNERS * IMAGES)
-                                           for c in extrapolated]).astype(dtype),
+            "face": np.concatenate([window.flat(a, ij, window.ghosts) for a, ij in groups]),
+            "cells": np.concatenate([window.cells(a, ij) for a, ij in groups]),
+            "counted": np.concatenate([window.counted(a, ij) for a, ij in groups]),
+            "stencil": np.concatenate(stencils),
+            "coefficient": np.concatenate([c.coefficients[k].reshape(-1, TERMS)
+                                           for c, k in zip(self.components, held)]).astype(dtype),
         }
-        for name in ("face", "cells", "stencil"):
+        for name in ("face", "cells", "counted", "stencil"):
             arrays[name] = arrays[name].reshape(-1).astype(np.int32)
         arrays["coefficient"] = arrays["coefficient"].reshape(-1)
-        counts = (sum(len(c.points) for c in extrapolated), len(extrapolated[0].points),
-                  sum(len(c.solid) for c in solid), len(solid[0].solid))
+        counts = (sum(len(ij) for _, ij in groups[:2]), len(groups[0][1]),
+                  sum(len(ij) for _, ij in solid), len(solid[0][1]))
         return arrays, counts

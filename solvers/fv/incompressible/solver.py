@@ -43,6 +43,7 @@ from ...linalg.preconditioners import MULTIGRIDS
 from ...mesh import StructuredGrid
 from ...mesh.decomposition import Decomposition
 from ...solver import BackendLike, TimeDependentSolver
+from .block_immersed import BlockForcing
 from .block_viscous import block_viscous_stage
 from .boundary import BoundaryError, parse_boundaries  # noqa: F401 (re-export)
 from .distance import body_distance, face_coordinates
@@ -85,7 +86,8 @@ def compiled_kernels():
             yield SOURCE, kernel_defines(advection, implicit)
     yield VISCOUS_SOURCE, viscous_defines()
     for implicit in (False, True):
-        yield IMMERSED_SOURCE, immersed_defines(G, implicit)
+        for sampled in (False, True):  # one rank, a decomposed grid's block
+            yield IMMERSED_SOURCE, immersed_defines(G, implicit, sampled)
 
 
 def _blocks(n, size):
@@ -118,8 +120,8 @@ class IncompressibleSolver(MacFlow, MacState, TimeDependentSolver):
     steady_tolerance    end the run when the change rate (1/s) drops below it (0: never)
     steady_window       simulated time over which the change rate is measured
     inflow_ramp         inflow profiles ramp up as (1 - cos(pi t / T)) / 2 over this time
-    decomposition       this rank's share of a grid split over MPI ranks (no body): the
-                        solver holds its block (block.py),
+    decomposition       this rank's share of a grid split over MPI ranks: the solver holds
+                        its block (block.py; a body's forcing: block_immersed.py),
                         exchanges halos between its launches and gathers the whole grid's
                         fields; None: the whole grid
     """
@@ -150,8 +152,7 @@ class IncompressibleSolver(MacFlow, MacState, TimeDependentSolver):
         self.nu = float(nu)
         self.boundaries = parse_boundaries(boundary, grid.nx, grid.ny)
         self._platform(backend, precision)
-        self.parallel = self._block(decomposition,
-                                    obstacle is not None or obstacle_distance is not None)
+        self.parallel = self._block(decomposition)
         self.force = tuple(float(f) for f in force)
         speed = self.boundaries.max_speed()
         self.reference_velocity = float(reference_velocity or speed or 1.0)
@@ -220,8 +221,15 @@ class IncompressibleSolver(MacFlow, MacState, TimeDependentSolver):
         floor_speed = max(speed, self.reference_velocity) if self.implicit else speed
         self.rate_floor = floor_speed * (inv_dx + inv_dy)
 
-        # The body's immersed boundary: its forcing launch (on u* after the viscous stage) and
-        # force partials.
+        # p^n as the implicit predictor and a body's forcing read it (a decomposed grid's:
+        # padded, its halo swapped).
+        p_source, p_halo = (self.p, nx, 0), []
+        if self.parallel is not None and (self.implicit or self.has_obstacle):
+            p_halo, padded_p, first, (stride,) = self.parallel.cell_halo(self.pressure, self.p)
+            p_source = (padded_p, stride, first)
+
+        # The body's immersed boundary (a decomposed grid's: its block's, block_immersed.py):
+        # its forcing (on u* after the viscous stage) and force partials.
         # Continuity holds in the fluid cells: all of them (of this rank's block), or those
         # outside the body.
         self.immersed = None
@@ -230,10 +238,14 @@ class IncompressibleSolver(MacFlow, MacState, TimeDependentSolver):
             fixed = [kind in ("wall", "slip", "inflow") for kind in self.boundaries.kinds]
             geometry = ImmersedBoundary(grid, body_distance(grid, obstacle, obstacle_distance),
                                         fixed)
-            self.immersed = ImmersedForcing(b, dtype, geometry, self.us, self.vs, self.p,
-                                            self.clock.dt, G, self.implicit)
-            self._forcing = (self.immersed.launch,)
-            self.fluid_cells = ~geometry.body_cells
+            arguments = (b, dtype, geometry, self.us, self.vs)
+            self.immersed = (
+                ImmersedForcing(*arguments, self.p, self.clock.dt, G, self.implicit)
+                if self.parallel is None else
+                BlockForcing(self.parallel, *arguments, p_source, self.clock.dt, G,
+                             self.implicit))
+            self._forcing = self.immersed.parts
+            self.fluid_cells = ~geometry.body_cells[self.immersed.window.slices]
         fluid = b.to_device(self.fluid_cells.T.ravel().astype(np.int32))
         force_partials, force_blocks = ((self.immersed.force_partials, self.immersed.blocks)
                                         if self.immersed else (b.zeros((2,), dtype), 0))
@@ -242,11 +254,6 @@ class IncompressibleSolver(MacFlow, MacState, TimeDependentSolver):
         walls = self.boundaries.wall_speeds
         self.viscous = self._viscous_stage(viscous, codes) if self.implicit else None
         rhs = self.viscous.b if self.implicit else self.dt_prev  # (unused when explicit)
-        # p^n as the implicit predictor reads it (a decomposed grid's: padded, its halo swapped).
-        p_source, p_halo = (self.p, nx, 0), []
-        if self.parallel is not None and self.implicit:
-            p_halo, padded_p, first, (stride,) = self.parallel.cell_halo(self.pressure, self.p)
-            p_source = (padded_p, stride, first)
         self._scale = k.ins_boundary_scale.bind(1, 1, self.clock.ctrl, self.scale,
                                                 float(inflow_ramp))
         self._fill = {fix: [k.ins_boundary.bind(
