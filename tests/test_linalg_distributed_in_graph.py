@@ -2,10 +2,11 @@
 periodic axes that are not split swap their halos with the rank itself through everything a
 split grid's exchange runs (pack kernel, swap, unpack kernel; the gathered level's all-gather),
 and the dot products go through the all-gather of the ranks' sums. Solved in the graph (NCCL on
-a GPU; MPI calls as launches on the host backend), eagerly, and host-staged, x and the
-iterations must be equal bit for bit (the same launches; only the way the bytes travel
-differs), x meets rtol with the periodic matrix's float64 residual, and an iteration in the
-graph holds no host work. Several ranks: tests/test_linalg_distributed_poisson.py."""
+a GPU; MPI calls as launches on the host backend), eagerly, in chunks of several iterations and
+host-staged, x and the iterations must be equal bit for bit (the same launches; only the way
+the bytes travel differs; iterations past convergence change nothing), x meets rtol with the
+periodic matrix's float64 residual, and an iteration in the graph holds no host work. Several
+ranks: tests/test_linalg_distributed_poisson.py."""
 
 import numpy as np
 import pytest
@@ -29,7 +30,7 @@ PROBLEMS = {
 }
 
 
-def _solve(ndim, backend, exchange, graph=True):
+def _solve(ndim, backend, exchange, graph=True, chunk=1):
     """(solver, x as a host array, SolveInfo) of the problem on one rank."""
     shape, boundary, precision, rtol = PROBLEMS[ndim]
     periodic = [boundary.get(f"{axis}_lo") == "periodic" for axis in "xyz"[:ndim]]
@@ -38,7 +39,7 @@ def _solve(ndim, backend, exchange, graph=True):
                         boundary=boundary, backend=backend, precision=precision,
                         exchange=exchange)
     cg = DistributedConjugateGradient(op, DistributedMultigrid(op, layout), rtol=rtol,
-                                      graph=graph)
+                                      graph=graph, chunk=chunk)
     b = np.random.default_rng(0).uniform(-1, 1, shape).ravel(order="F")
     x, info = cg.solve(b)
     return cg, op.backend.to_host(x), info
@@ -48,13 +49,17 @@ def _check(ndim, backend):
     staged, x_staged, info_staged = _solve(ndim, backend, "host")
     cg, x, info = _solve(ndim, backend, "nccl")
     _, x_eager, info_eager = _solve(ndim, backend, "nccl", graph=False)
+    # Chunks of 3 iterations: those past convergence change nothing.
+    _, x_chunks, info_chunks = _solve(ndim, backend, "nccl", chunk=3)
     assert staged.path.startswith("host-staged")
     assert [isinstance(part, HostWork) for part in staged.step_parts()] == [True]
     # In the graph: launches, then the host's reading of the status.
     assert [isinstance(part, HostWork) for part in cg.step_parts()][-2:] == [False, True]
     assert sum(isinstance(part, HostWork) for part in cg.step_parts()) == 1
     assert info.converged and info.iterations == info_staged.iterations == info_eager.iterations
-    assert np.array_equal(x, x_staged) and np.array_equal(x, x_eager)
+    assert info_chunks.iterations == info.iterations
+    for other in (x_staged, x_eager, x_chunks):
+        assert np.array_equal(x, other)
     shape, boundary, precision, rtol = PROBLEMS[ndim]
     kinds = {**{side: "dirichlet" for side in SIDES[:2 * ndim]}, **boundary}
     A = laplacian_matrix(shape, tuple(1 / n for n in shape), kinds)
