@@ -12,7 +12,12 @@ Reference rows: the whole grid on one rank, and one rank's block alone. Efficien
 t(block alone) / t(N); strong t(1) / (N t(N)); ranks sharing one device (a GPU, or the host's
 cores): t(the same grid on one rank) / t(N), the device doing the same work either way.
 
+--exchange picks the way of the exchanges (backend/collectives.py): auto, nccl (launches inside
+the graph: NCCL, on the host backend MPI calls), host (host-staged), or several, comma-separated,
+measured side by side (rows with their "exchange"; one rank's reference rows once).
+
     python scripts/bench_scaling.py [--ranks 1,2] [--size2d 4096] [--size3d 256] [--poisson 128]
+    python scripts/bench_scaling.py --ranks 1,2,4 --exchange nccl,host --workloads poisson3d
     python scripts/bench_scaling.py --backend host --ranks 1,2 --size2d 64 --size3d 16 \
         --poisson 16 --steps 10
 """
@@ -67,7 +72,7 @@ def poisson_part(args, shape):
     comm = MPI.COMM_WORLD
     layout = block_layout(comm.Get_rank(), comm.Get_size(), shape)
     op = BlockLaplacian(comm, layout.block, shape, tuple(1 / n for n in shape),
-                        backend=args.backend, precision="fp32")
+                        backend=args.backend, precision="fp32", exchange=args.exchange)
     cg = DistributedConjugateGradient(op, DistributedMultigrid(op, layout), rtol=1e-6)
     b = op.scatter(np.random.default_rng(0).uniform(-1, 1, shape))
     cg.solve(b)  # compiles
@@ -80,8 +85,7 @@ def poisson_part(args, shape):
     shared = shares_device(comm if comm.Get_size() > 1 else None, op.backend)
     if comm.Get_rank() == 0:
         print(json.dumps({"step_ms": 1e3 * float(np.median(times)), "cells": int(np.prod(shape)),
-                          "iterations": info.iterations, "path": "host-staged (MPI between "
-                          "launches)" if comm.Get_size() > 1 else None, "dims": None,
+                          "iterations": info.iterations, "path": cg.path, "dims": None,
                           "shared": shared,
                           "bytes_sent_per_step": None,
                           "device": op.backend.describe()["device"]}), flush=True)
@@ -101,7 +105,7 @@ def rank_part(args):
     grid = grid_of(len(shape), shape)
     boundary = {side: "periodic" for side in ("x_lo", "x_hi", "y_lo", "y_hi", "z_lo", "z_hi")
                 [:2 * grid.ndim]}
-    decomposition = None if comm is None else Decomposition(comm)
+    decomposition = None if comm is None else Decomposition(comm, exchange=args.exchange)
     solver = EulerSolver(grid, boundary, time_integrator="ssp_rk2", backend=args.backend,
                          decomposition=decomposition)
     x = grid.centres()
@@ -144,19 +148,20 @@ def launcher(ranks):
     return command
 
 
-def measure(args, ranks, shape, workload):
+def measure(args, ranks, shape, workload, exchange="auto"):
     command = [*launcher(ranks), sys.executable, __file__, "--rank-part", "--shape",
                "x".join(map(str, shape)), "--workload", workload, "--backend", args.backend,
-               "--steps", str(args.steps), "--repeats", str(args.repeats)]
+               "--steps", str(args.steps), "--repeats", str(args.repeats),
+               "--exchange", exchange]
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(
         [str(ROOT), os.environ.get("PYTHONPATH", "")]))
     result = subprocess.run(command, capture_output=True, text=True, env=env)
     if result.returncode != 0:
         raise RuntimeError(f"{' '.join(command)} failed: {result.stderr.strip()[-2000:]}")
     row = json.loads(result.stdout.strip().splitlines()[-1])
-    row.update(ranks=ranks, shape=list(shape))
-    print(f"  {workload} {ranks} rank(s) {'x'.join(map(str, shape))}: {row['step_ms']:.3f} ms",
-          flush=True)
+    row.update(ranks=ranks, shape=list(shape), exchange=exchange)
+    print(f"  {workload} {ranks} rank(s) {'x'.join(map(str, shape))} ({exchange}): "
+          f"{row['step_ms']:.3f} ms", flush=True)
     return row
 
 
@@ -190,17 +195,20 @@ def bench(args):
 
 
 def scaling_rows(args, workload, ndim, base, ranks):
-    """The weak and strong rows of one workload on each rank count."""
-    rows, block = [], [base] * ndim
+    """The weak and strong rows of one workload on each rank count, each way of the
+    exchanges (--exchange)."""
+    rows, block, whole = [], [base] * ndim, {}
     alone = measure(args, 1, block, workload)
-    for mode in ("weak", "strong"):
+    for mode, exchange in ((m, e) for m in ("weak", "strong") for e in args.exchange.split(",")):
         for n in ranks:
             row = dict(alone if n == 1 else measure(
-                args, n, weak_shape(base, n, ndim) if mode == "weak" else block, workload),
-                mode=mode, ndim=ndim, workload=workload)
+                args, n, weak_shape(base, n, ndim) if mode == "weak" else block, workload,
+                exchange), mode=mode, ndim=ndim, workload=workload)
             # Ranks sharing a device (one GPU, or the host's cores) do the work of one.
             if mode == "weak" and n > 1:
-                row["whole_on_one_rank_ms"] = measure(args, 1, row["shape"], workload)["step_ms"]
+                if tuple(row["shape"]) not in whole:  # measured once for every way
+                    whole[tuple(row["shape"])] = measure(args, 1, row["shape"], workload)
+                row["whole_on_one_rank_ms"] = whole[tuple(row["shape"])]["step_ms"]
             reference = row.get("whole_on_one_rank_ms", alone["step_ms"]) if row["shared"] \
                 else alone["step_ms"]
             row["efficiency"] = reference / row["step_ms"] / (
@@ -231,6 +239,8 @@ def main(argv=None):
     p.add_argument("--workloads", default="euler2d,euler3d,poisson3d")
     p.add_argument("--steps", type=int, default=100)
     p.add_argument("--repeats", type=int, default=3)
+    p.add_argument("--exchange", default="auto", help="auto, nccl, host, or several "
+                   "comma-separated (backend/collectives.py)")
     p.add_argument("--json", default="bench_scaling.json")
     p.add_argument("--rank-part", action="store_true", help=argparse.SUPPRESS)
     p.add_argument("--shape", help=argparse.SUPPRESS)

@@ -9,7 +9,8 @@ optionally "restart": a checkpoint to continue from, and "write": true to write 
 files, checkpoints included, into its output.dir) the ranks run the case decomposed
 (solvers.load_case with the world communicator, no files written unless "write"), and rank 0
 writes its fields and recorded series into the .npz: keys <name>/fields/<field>,
-<name>/series/<column> and <name>/dims (the process grid). For every refusal ({"case",
+<name>/series/<column>, <name>/dims (the process grid), <name>/path (the exchanges' way, in
+words) and <name>/host_work (the pieces of host work in a step). For every refusal ({"case",
 "overrides"}) the key refusal/<index> holds the CaseError's message of the decomposed build
 ("" if it was built). Several problems a launch: the start of mpiexec and of the ranks'
 Python costs more than these runs.
@@ -22,6 +23,7 @@ import numpy as np
 from mpi4py import MPI
 
 from solvers import load_case
+from solvers.backend.stepper import HostWork
 from solvers.cases.schema import CaseError
 
 
@@ -37,7 +39,10 @@ def run(problem, comm):
     if comm.Get_rank() != 0:
         return {}
     name = problem["name"]
-    out = {f"{name}/dims": np.array(split.solver.parallel.dims)}
+    parts = split.solver.step_segments()
+    out = {f"{name}/dims": np.array(split.solver.parallel.dims),
+           f"{name}/path": np.array(split.solver.parallel.path),
+           f"{name}/host_work": np.array(sum(isinstance(part, HostWork) for part in parts))}
     out.update({f"{name}/fields/{key}": value for key, value in fields.items()})
     out.update({f"{name}/series/{key}": np.array(values)
                 for key, values in split.solver.series.items()})

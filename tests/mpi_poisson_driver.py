@@ -7,6 +7,9 @@ operator to a fixed vector and solves A x = b by MG-preconditioned CG on the hos
 gathers both onto every rank, and rank 0 writes them with the iteration counts and solve times
 (the least of the problem's "repeats", default 1) into the .npz (keys <name>_y, <name>_x,
 <name>_iterations, <name>_residual, <name>_seconds, <name>_gather, <name>_converged).
+A problem with "exchanges" (a list of BlockLaplacian's exchange ways) is solved once each way
+instead, on the rank counts of its "ranks" only, and its keys end in _<way> (x, iterations,
+residual, converged, path); with "graph": false the solves run eagerly.
 """
 
 import json
@@ -39,13 +42,48 @@ def vectors(shape, seed):
     return rng.uniform(-1, 1, shape), rng.uniform(-1, 1, shape)
 
 
-def run(problem, comm):
+def right_hand_side(problem):
+    """The problem's b (whole grid); with "singular" (no Dirichlet side) less its mean, so that
+    A x = b has solutions."""
+    b = vectors(tuple(problem["shape"]), problem.get("seed", 0))[1]
+    return b - b.mean() if problem.get("singular") else b
+
+
+def build(problem, comm, exchange="auto"):
+    """(layout, BlockLaplacian) of a problem on this rank, its exchanges going `exchange`'s
+    way; a periodic side's axis wraps."""
     shape = tuple(problem["shape"])
-    layout = block_layout(comm.Get_rank(), comm.Get_size(), shape, gather=problem.get("gather"))
+    boundary = problem.get("boundary") or {}
+    periodic = [boundary.get(f"{axis}_lo") == "periodic" for axis in "xyz"[:len(shape)]]
+    layout = block_layout(comm.Get_rank(), comm.Get_size(), shape, gather=problem.get("gather"),
+                          periodic=periodic)
     op = BlockLaplacian(comm, layout.block, shape, tuple(1 / n for n in shape),
                         coefficient=coefficient(problem.get("coefficient"), shape),
-                        boundary=problem.get("boundary"), backend="host",
-                        precision=problem["precision"])
+                        boundary=boundary, backend="host", precision=problem["precision"],
+                        exchange=exchange)
+    return layout, op
+
+
+def run_ways(problem, comm):
+    """One solve of the problem each of its exchange ways: {key_way: value}."""
+    b = right_hand_side(problem)
+    out = {}
+    for way in problem["exchanges"]:
+        layout, op = build(problem, comm, way)
+        cg = DistributedConjugateGradient(op, DistributedMultigrid(op, layout),
+                                          rtol=problem["rtol"], graph=problem.get("graph", True))
+        x, info = cg.solve(op.scatter(b))
+        out.update({f"x_{way}": op.gather(op.backend.to_host(x)),
+                    f"iterations_{way}": info.iterations, f"residual_{way}": info.residual,
+                    f"converged_{way}": info.converged, f"path_{way}": cg.path})
+    return out
+
+
+def run(problem, comm):
+    if "exchanges" in problem:
+        return run_ways(problem, comm)
+    shape = tuple(problem["shape"])
+    layout, op = build(problem, comm)
     v, b = vectors(shape, problem.get("seed", 0))
 
     # y = A v on the blocks.
@@ -76,6 +114,8 @@ def main():
     problems = json.loads(open(sys.argv[1]).read())
     results = {}
     for problem in problems:
+        if comm.Get_size() not in problem.get("ranks", [comm.Get_size()]):
+            continue
         for key, value in run(problem, comm).items():
             results[f"{problem['name']}_{key}"] = value
     if comm.Get_rank() == 0:

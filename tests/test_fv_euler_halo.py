@@ -65,6 +65,14 @@ def test_eager_exchange_equals_graph():
     _check_wrapped(3, "host", "host", graph=False)
 
 
+def test_in_graph_exchange_on_the_host_backend():
+    """halo_exchange "nccl" on the host backend: the swaps and the rates' maximum are blocking
+    MPI calls made launches (backend/collectives.py), so a step has no host work."""
+    solver = _check_wrapped(1, "host", "nccl")
+    assert solver.step_segments() is None
+    assert solver.parallel.path.startswith("in the step graph")
+
+
 @pytest.mark.gpu
 @pytest.mark.parametrize("exchange", ["host", "nccl"])
 def test_exchange_with_itself_on_the_gpu(exchange):

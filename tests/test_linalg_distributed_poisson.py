@@ -14,6 +14,11 @@ Grids: 64 x 48 (3 ranks split 64 unevenly, 4 ranks make a 2 x 2 process grid, wh
 read the halo's corner cells in the restriction and prolongation) and 24^3 (4 ranks: 1 x 2 x 2,
 edges), fp64 and fp32, Dirichlet and mixed Neumann sides, constant and variable
 coefficients, and gathers at the finest level and at an intermediate one.
+
+The ways of the exchanges (backend/collectives.py), on 2 and 3 ranks: periodic problems solved
+host-staged and in the graph (MPI calls as launches: the code path of NCCL in the graph) give
+the same x bit for bit and the same iterations, as they must (the same launches; only the way
+the bytes travel differs), and x meets rtol with the periodic matrix's float64 residual.
 """
 
 import functools
@@ -33,11 +38,11 @@ from solvers.backend.mpi import mpiexec  # noqa: E402
 from solvers.linalg.block_layout import block_layout  # noqa: E402
 from solvers.linalg.krylov import ConjugateGradient  # noqa: E402
 from solvers.linalg.multigrid import GeometricMultigrid  # noqa: E402
-from solvers.linalg.stencil import StencilLaplacian  # noqa: E402
+from solvers.linalg.stencil import SIDES, StencilLaplacian, laplacian_matrix  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
-from mpi_poisson_driver import coefficient, vectors  # noqa: E402
+from mpi_poisson_driver import coefficient, right_hand_side, vectors  # noqa: E402
 
 MPIEXEC = mpiexec(2)
 pytestmark = pytest.mark.skipif(MPIEXEC is None, reason="no mpiexec")
@@ -57,6 +62,20 @@ PROBLEMS = [
      "boundary": MIXED_2D, "gather": 1},
 ]
 NAMES = [p["name"] for p in PROBLEMS]
+# Each solved host-staged and in the graph, on 2 and 3 ranks: 64 x 48 periodic along x (split:
+# 2 ranks swap both layers with one neighbour) and y (not split: each block swaps with itself),
+# singular (the gathered algebraic level's mean removed); 16^3 periodic along x (not split) and
+# z (split), Neumann and Dirichlet in y, gathered at level 1.
+WAYS = [
+    {"name": "ways_periodic_2d_fp32", "shape": [64, 48], "precision": "fp32", "rtol": 1e-5,
+     "boundary": {side: "periodic" for side in ("x_lo", "x_hi", "y_lo", "y_hi")},
+     "singular": True},
+    {"name": "ways_periodic_3d_fp64", "shape": [16, 16, 16], "precision": "fp64", "rtol": 1e-8,
+     "boundary": {"x_lo": "periodic", "x_hi": "periodic", "z_lo": "periodic",
+                  "z_hi": "periodic", "y_lo": "neumann"}},
+]
+WAY_RANKS = (2, 3)
+PROBLEMS += [{**p, "exchanges": ["host", "nccl"], "ranks": list(WAY_RANKS)} for p in WAYS]
 
 
 @pytest.fixture(scope="module", params=[2, 3, 4], ids=lambda n: f"{n}ranks")
@@ -155,3 +174,25 @@ def test_layout_of_an_uneven_split():
     assert block_layout(0, 3, (64, 48), gather=1).block.shape == (22, 48)
     with pytest.raises(ValueError, match="gather level 3"):
         block_layout(0, 3, (64, 48), gather=3)  # 8 x 6 is the coarsest: nothing to gather
+
+
+@pytest.mark.parametrize("name", [p["name"] for p in WAYS])
+def test_in_graph_way_equals_host_staged(run, name):
+    ranks, results = run
+    if ranks not in WAY_RANKS:
+        pytest.skip(f"run on {WAY_RANKS} ranks")
+    p = problem(name)
+    assert str(results[f"{name}_path_host"]).startswith("host-staged")
+    assert str(results[f"{name}_path_nccl"]).startswith("in the step graph")
+    assert np.array_equal(results[f"{name}_x_nccl"], results[f"{name}_x_host"])
+    assert results[f"{name}_iterations_nccl"] == results[f"{name}_iterations_host"]
+    assert results[f"{name}_converged_nccl"] and results[f"{name}_residual_nccl"] <= p["rtol"]
+    # The float64 residual of x with the periodic matrix: rtol, and in fp32 x's rounding.
+    shape = tuple(p["shape"])
+    kinds = {**{side: "dirichlet" for side in SIDES[:2 * len(shape)]}, **p["boundary"]}
+    A = laplacian_matrix(shape, tuple(1 / n for n in shape), kinds)
+    b = right_hand_side(p).ravel(order="F")
+    x = results[f"{name}_x_nccl"].ravel(order="F").astype(np.float64)
+    floor = 0 if p["precision"] == "fp64" else 4 * np.finfo(np.float32).eps * \
+        spla.norm(A) * np.linalg.norm(x)
+    assert np.linalg.norm(b - A @ x) <= p["rtol"] * np.linalg.norm(b) + floor

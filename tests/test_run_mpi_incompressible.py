@@ -40,6 +40,7 @@ import pytest
 
 from solvers import load_case
 from solvers.backend.mpi import mpiexec
+from solvers.backend.stepper import HostWork
 from solvers.io.checkpoint import read_checkpoint
 
 h5py = pytest.importorskip("h5py")
@@ -184,6 +185,13 @@ CENTRED = "sqrt((x - {})**2 + (y - 0.2)**2) - 0.05"
 # records within FORCE_ROUNDING of the largest |force| component (measured: 7e-9 and 3e-8 for
 # these runs, up to 1.1e-7 on other splits: an fp32 rounding of the sum).
 FORCE_ROUNDING = 1e-6
+# In the step graph (run.halo_exchange "nccl": on the host backend, MPI calls as launches, the
+# code path of NCCL in the graph): runs of the above whose single-rank run they share (name,
+# its twin, rank counts). Held as their twins are: the exchanges' way changes no bit.
+IN_GRAPH = [("implicit_in_graph", "implicit", (2, 3)),
+            ("cavity3d_backward_euler_in_graph", "cavity3d_backward_euler", (3,)),
+            ("cylinder_explicit_in_graph", "cylinder_explicit", (2,)),
+            ("taylor_green3d_in_graph", "taylor_green3d", (2,))]
 # What the solvers refuse on several ranks: (ranks, case, overrides, the words of the one line):
 # the 3D solver's preconditioner; a body whose stencils reach further than a block holds
 # (88 x 16 on 1 x 3 ranks: 6, 6 and 4 cells along y).
@@ -217,6 +225,11 @@ def _runs(folder):
     runs += [({"name": name, "case": str(ROOT / "cases" / f"{case}.toml"),
                "overrides": {**overrides, "run.backend": "host"}, "steps": steps}, (2,), False)
              for name, case, overrides, steps in BOUNDED]
+    twins = {problem["name"]: (problem, exact) for problem, _, exact in runs}
+    for name, twin, counts in IN_GRAPH:
+        problem, exact = twins[twin]
+        runs.append(({**problem, "name": name, "single": twin, "overrides": {
+            **problem["overrides"], "run.halo_exchange": "nccl"}}, counts, exact))
     return runs
 
 
@@ -234,7 +247,8 @@ def _single(problem):
 def single(tmp_path_factory):
     """{name: (fields, series)} of the single-rank runs."""
     return {problem["name"]: _single(problem)
-            for problem, _, _ in _runs(tmp_path_factory.mktemp("single"))}
+            for problem, _, _ in _runs(tmp_path_factory.mktemp("single"))
+            if "single" not in problem}
 
 
 def _assert_bounded(name, fields, series, got):
@@ -286,8 +300,15 @@ def test_driver_runs_equal_single_rank(tmp_path, ranks, single):
     got = np.load(tmp_path / "results.npz")
     for problem, exact in runs:
         name = problem["name"]
-        fields, series = single[name]
+        fields, series = single[problem.get("single", name)]
         assert np.prod(got[f"{name}/dims"]) == ranks, name
+        # In the graph, a step's host work is its solves' status reads (one a solve).
+        path, host_work = str(got[f"{name}/path"]), int(got[f"{name}/host_work"])
+        if "single" in problem:
+            solves = 1 + (problem["overrides"].get("scheme.viscous", "explicit") != "explicit")
+            assert path.startswith("in the step graph") and host_work == solves, (name, path)
+        else:
+            assert path.startswith("host-staged"), (name, path)
         if not exact:
             _assert_bounded(name, fields, series, got)
             continue
@@ -339,6 +360,35 @@ def test_decomposed_cavity_on_one_gpu_equals_single_rank(tmp_path):
     assert split.returncode == 0, split.stderr
     _assert_close(_datasets(tmp_path / "one" / "cavity_re100.h5"),
                   _datasets(tmp_path / "two" / "cavity_re100.h5"))
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("case, overrides", [
+    ("taylor_green", {"mesh.nx": 16, "mesh.ny": 16, "scheme.viscous": "implicit"}),
+    ("taylor_green3d_re1600", {"mesh.nx": 8, "mesh.ny": 8, "mesh.nz": 8, "physics.nu": 0.02})])
+def test_decomposed_step_in_the_graph_on_one_gpu(case, overrides):
+    """One rank (MPI.COMM_SELF), every axis periodic and not split: each block swaps its
+    velocity and pressure halos with itself, the dot products and the step's maxima go through
+    all-gathers, by NCCL inside the step graph (graph and eager) and host-staged on the same
+    GPU: the same fields bit for bit; in the graph a step's only host work is a solve's status
+    read (2D: the viscous and the pressure solve). Without NCCL asking for it fails."""
+    from mpi4py import MPI
+
+    fields, host_work = {}, {}
+    for exchange, graph in (("host", True), ("nccl", True), ("nccl", False)):
+        run = load_case(ROOT / "cases" / f"{case}.toml", comm=MPI.COMM_SELF, **overrides,
+                        **{"run.backend": "cuda", "run.halo_exchange": exchange,
+                           "run.graph": graph})
+        run.step(10)
+        fields[exchange, graph] = run.fields
+        host_work[exchange] = sum(isinstance(part, HostWork)
+                                  for part in run.solver.step_segments())
+        assert run.solver.parallel.path.startswith(
+            "NCCL" if exchange == "nccl" else "host-staged"), run.solver.parallel.path
+    assert host_work["nccl"] == (2 if "scheme.viscous" in overrides else 1)
+    for key, value in fields["host", True].items():
+        assert np.array_equal(fields["nccl", True][key], value), key
+        assert np.array_equal(fields["nccl", False][key], value), key
 
 
 # Checkpointed at t = 0.1 (an output time) by 2 ranks, restarted on 3 and on one: the 2D cavity

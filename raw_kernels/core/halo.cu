@@ -11,7 +11,16 @@
 //                of a padded array, either way
 // Whole cross-sections (the halo cells of the other axes included) travel, so exchanging the
 // axes one after the other also fills the edge and corner cells of the halo.
+//
+// A grid gathered onto every rank (the multigrid's coarse level, linalg/distributed_multigrid.py):
+//   blocks_unpack  the whole grid from every rank's block of it, gathered one slot a rank
+//   whole_mean     the mean of a whole grid's values, in double (one block)
+//   keep_block     a block and the halo around it out of the whole grid, into a padded array
 #include "prelude.h"
+#include "reduce.h"
+
+// Threads of a whole_mean block (a power of two).
+#define MEAN_THREADS 256
 
 // The padded extent along each axis and the flat-index stride of each.
 DEVICE void padded_axes(int px, int py, int pz, int* extent, int* stride)
@@ -70,4 +79,64 @@ KERNEL void pad_copy(real* __restrict__ packed, real* __restrict__ padded, int n
             else packed[c] = padded[p];
         }
     }
+}
+
+// whole (nx x ny x nz cells, x fastest) from buf[rank][slot]: rank r's block of it, its cells
+// x fastest from the start of its slot. boxes: 6 ints a rank, its block's first cell and its
+// cells along x, y, z. One thread a value of buf (the slots' ends past a block: none).
+KERNEL void blocks_unpack(real* __restrict__ whole, const real* __restrict__ buf,
+                          const int* __restrict__ boxes, int ranks, int slot, int nx, int ny)
+{
+    const int e = blockIdx.x * blockDim.x + threadIdx.x;
+    if (e >= ranks * slot) return;
+    const int* box = boxes + 6 * (e / slot);
+    const int c = e % slot;
+    if (c >= box[3] * box[4] * box[5]) return;
+    const int i = box[0] + c % box[3], j = box[1] + (c / box[3]) % box[4];
+    const int k = box[2] + c / (box[3] * box[4]);
+    whole[i + nx * (j + ny * k)] = buf[e];
+}
+
+// mean[0] = the mean of values[0 .. n), added in double in a fixed order. One block of
+// MEAN_THREADS threads.
+REDUCTION BLOCK_KERNEL void whole_mean(const real* __restrict__ values, int n,
+                                       double* __restrict__ mean)
+{
+    __shared__ double s[MEAN_THREADS];
+    PHASE {
+        double sum = 0.0;
+        for (int c = threadIdx.x; c < n; c += blockDim.x) sum += (double)values[c];
+        s[threadIdx.x] = sum;
+    }
+    block_sum(s);
+    PHASE {
+        if (threadIdx.x == 0) mean[0] = s[0] / (double)n;
+    }
+}
+
+// The padded array (extents px, py, pz) of the block whose first cell is (sx, sy, sz) in whole
+// (nx x ny x nz cells): padded cell (i, j, k) is whole's cell (sx + i - 1, sy + j - 1,
+// sz + k - oz), oz = 1 in 3D and 0 in 2D, wrapped along the axes whose bit is set in `wrap`;
+// a cell beyond an end of an axis that does not wrap is 0 (a halo never read). With `centre`,
+// whole's values less mean[0] (in double). One thread a padded cell.
+REDUCTION KERNEL void keep_block(const real* __restrict__ whole, real* __restrict__ padded,
+                                 int px, int py, int pz, int sx, int sy, int sz, int nx, int ny,
+                                 int nz, int wrap, const double* __restrict__ mean, int centre)
+{
+    const int p = blockIdx.x * blockDim.x + threadIdx.x;
+    if (p >= px * py * pz) return;
+    const int start[3] = {sx - 1, sy - 1, sz - (pz > 1 ? 1 : 0)};
+    const int index[3] = {p % px, (p / px) % py, p / (px * py)};
+    const int n[3] = {nx, ny, nz};
+    int cell[3];
+    for (int a = 0; a < 3; ++a) {
+        cell[a] = start[a] + index[a];
+        if ((wrap >> a) & 1) cell[a] = (cell[a] + n[a]) % n[a];
+        if (cell[a] < 0 || cell[a] >= n[a]) {
+            padded[p] = R(0);
+            return;
+        }
+    }
+    const real value = whole[cell[0] + nx * (cell[1] + ny * cell[2])];
+    padded[p] = centre ? (real)((double)value - mean[0]) : value;
 }

@@ -1,7 +1,9 @@
 // The velocity halos of a decomposed 2D or 3D MAC grid's block (driver:
 // solvers/fv/incompressible/block.py): boxes of the face arrays (mac.h's and mac3.h's layouts,
 // G ghost layers) copied to or from one contiguous buffer, the layers a neighbouring block's
-// predictor reads (packed) or the ghosts they fill (unpacked).
+// predictor reads (packed) or the ghosts they fill (unpacked). And the step's maxima and sums
+// over the blocks: each rank folds its own (mac_rank_fold), every rank's are all-gathered, and
+// mac_ranks_fold takes the largest, and the sums in rank order, on every rank alike.
 //
 // boxes: BOX_INTS ints a box, (array: 0 u, 1 v, 2 w; first padded index along x, y, z; counts
 // along x, y, z; offset of its first value in the buffer), in buffer order; a box's values lie
@@ -29,4 +31,48 @@ KERNEL void mac_halo_copy(real* __restrict__ u, real* __restrict__ v, real* __re
             : box[0] == 1 ? v + x + y * sv_y + z * sv_z : w + x + y * sw_y + z * sw_z;
     if (unpack) *a = buffer[e];
     else buffer[e] = *a;
+}
+
+// The larger of m and v, NaN if either is (a rate that blew up must stop the run everywhere).
+DEVICE double nan_max(double m, double v)
+{
+    return (m != m || v <= m) ? m : v;
+}
+
+// This rank's rows of the step's maxima and sums: with rates (nrates > 0) first the largest of
+// rates[0 .. nrates), then of each of `maxima` rows of `partials` (count values a row) its
+// largest, then of each of `sums` rows its sum in double, in block order. One thread a row.
+REDUCTION KERNEL void mac_rank_fold(const real* __restrict__ rates, int nrates,
+                                    const real* __restrict__ partials, int count, int maxima,
+                                    int sums, double* __restrict__ local)
+{
+    const int rated = nrates > 0, row = blockIdx.x * blockDim.x + threadIdx.x;
+    if (row >= rated + maxima + sums) return;
+    const bool rate = rated && row == 0, sum = row >= rated + maxima;
+    const real* values = rate ? rates : partials + (row - rated) * count;
+    const int n = rate ? nrates : count;
+    double folded = sum ? 0.0 : (double)values[0];
+    for (int b = 0; b < n; ++b)
+        folded = sum ? folded + (double)values[b] : nan_max(folded, (double)values[b]);
+    local[row] = folded;
+}
+
+// Every rank's rows (gathered[rank][rated + maxima + sums]) folded in rank order: with
+// `rated`, rates[0] the largest rate; reduced[] the largest of each maximum, then each sum.
+// One thread.
+REDUCTION KERNEL void mac_ranks_fold(const double* __restrict__ gathered, int ranks, int rated,
+                                     int maxima, int sums, real* __restrict__ rates,
+                                     real* __restrict__ reduced)
+{
+    const int width = rated + maxima + sums;
+    for (int row = 0; row < width; ++row) {
+        const bool sum = row >= rated + maxima;
+        double folded = sum ? 0.0 : gathered[row];
+        for (int r = 0; r < ranks; ++r) {
+            const double v = gathered[r * width + row];
+            folded = sum ? folded + v : nan_max(folded, v);
+        }
+        if (rated && row == 0) rates[0] = (real)folded;
+        else reduced[row - rated] = (real)folded;
+    }
 }

@@ -133,14 +133,7 @@ REDUCTION BLOCK_KERNEL void cg_start_state(const double* __restrict__ partials,
     const double rr = sum_partials(partials, 1, s);
     const double bb = sum_partials(partials, 2, s);
     PHASE {
-        if (threadIdx.x == 0) {
-            state[RZ] = rz;
-            state[RR] = rr;
-            state[BB] = bb;
-            state[ITER] = 0.0;
-            coef[BETA] = R(0);  // a fused first direction p = z + beta p is z
-            done[0] = rr <= fmax(state[TOL2] * bb, state[ATOL2]) ? 1 : 0;
-        }
+        if (threadIdx.x == 0) cg_start_update(rz, rr, bb, state, done, coef);
     }
 }
 

@@ -17,6 +17,19 @@
 #define BETA 1
 #define OMEGA 2
 
+// The start of a solve, by one thread, from r.z, r.r and b.b of the first residual: the state,
+// beta 0 (a fused first direction p = z + beta p is z), and done if r already converged.
+DEVICE void cg_start_update(double rz, double rr, double bb, double* state, int* done,
+                            real* coef)
+{
+    state[RZ] = rz;
+    state[RR] = rr;
+    state[BB] = bb;
+    state[ITER] = 0.0;
+    coef[BETA] = R(0);
+    done[0] = rr <= fmax(state[TOL2] * bb, state[ATOL2]) ? 1 : 0;
+}
+
 // The end of a CG iteration, by one thread, from the new r.z and r.r: count the iteration,
 // test convergence, and set beta = (r.z)new / (r.z).
 DEVICE void cg_beta_update(double rz, double rr, double* state, int* done, real* coef)

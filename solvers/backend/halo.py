@@ -1,29 +1,35 @@
-"""One-cell halos of a decomposed structured grid's blocks, host-staged (issue 24): a block's
-arrays are stored padded by one cell on every side (layout in raw_kernels/core/halo.cu), and
-an exchange fills the halo cells beyond the sides towards other blocks with their cells.
+"""One-cell halos of a decomposed structured grid's blocks (issue 24): a block's arrays are
+stored padded by one cell on every side (layout in raw_kernels/core/halo.cu), and an exchange
+fills the halo cells beyond the sides towards other blocks with their cells.
 
-    halo = PaddedHalo(backend, dtype, (nx, ny), neighbours, comm)
+    halo = PaddedHalo(backend, dtype, (nx, ny), neighbours, coll)   # coll: collectives.py's
     a = halo.zeros()                  # a padded array
-    exchange = halo.bind(a)           # a callable: fill a's halo from the neighbours
+    parts = halo.bind(a)              # the parts filling a's halo from the neighbours
     to_padded = halo.bind_copy(v, a, to_padded=True)   # a launch: v (the block's cells) -> a
 
 An exchange goes axis by axis: a kernel packs the block's first and last layer along the axis
-(whole padded cross-sections) into one buffer, the host copies it, swaps the two layers with
-the neighbours (MPI Sendrecv), and a kernel writes what arrived into the halo layers. Since the
-cross-sections include the halo cells of the axes exchanged before, edge and corner cells of
-the halo arrive too (the multigrid transfers read them). The halo beyond a side of the whole
-grid (no neighbour) is never written. The same kernels serve both backends; only the staging
-through the host is in Python.
+(whole padded cross-sections) into one buffer, the two layers are swapped with the neighbours
+(`coll`: launches in the graph, NCCL or MPI calls, or host-staged: copies to host memory, MPI
+between graph segments, copies back), and a kernel writes what arrived into the halo layers.
+Since the cross-sections include the halo cells of the axes exchanged before, edge and corner
+cells of the halo arrive too (the multigrid transfers read them). The halo beyond a side of
+the whole grid (no neighbour) is never written. A periodic axis that is not split swaps with
+the rank itself.
+
+A grid gathered onto every rank from the blocks (the multigrid's coarse level): each rank's
+block of it packed into a slot (bind_copy), the slots all-gathered, then `bind_unpack_blocks`
+puts them together into the whole grid and `bind_keep` cuts a block and its halo out of it.
 """
 
 import math
 
 import numpy as np
 
-from .mpi import proc_null
+from .mpi import side_transfers
 
 SOURCE = "core/halo.cu"
 THREADS = 256  # threads of a block of the pack, unpack and copy launches
+MEAN_THREADS = 256  # halo.cu's
 TILE = (32, 8, 1)  # threads of a block of pad_copy: one thread per (i, j), one z layer per block z
 MAX_GRID_YZ = 65535  # CUDA's limit on gridDim.y and gridDim.z; pad_copy loops beyond it
 
@@ -57,11 +63,12 @@ def check_vector(backend, array, size, dtype, name):
 
 class PaddedHalo:
     """The halo exchange of one rank's block: shape (its cells per axis), neighbours (the rank
-    beyond each side x_lo, x_hi, y_lo, ..., None for a side of the whole grid), comm (mpi4py's
-    communicator), on `backend` for arrays of `dtype`."""
+    beyond each side x_lo, x_hi, y_lo, ..., None for a side of the whole grid), collectives
+    (backend/collectives.py: the way the layers travel), on `backend` for arrays of
+    `dtype`."""
 
-    def __init__(self, backend, dtype, shape, neighbours, comm):
-        self.backend, self.dtype, self.comm = backend, np.dtype(dtype), comm
+    def __init__(self, backend, dtype, shape, neighbours, collectives):
+        self.backend, self.dtype, self.collectives = backend, np.dtype(dtype), collectives
         self.shape = tuple(int(n) for n in shape)
         self.ndim = len(self.shape)
         self.neighbours = tuple(neighbours)
@@ -77,46 +84,29 @@ class PaddedHalo:
             cross = self.size // self.extents[axis]
             self.axes.append((axis, lo, hi, backend.zeros((2 * cross,), self.dtype),
                               backend.zeros((2 * cross,), self.dtype)))
-        # Page-locked host copies of each axis' buffers, through which MPI swaps them.
-        self.staged = [(backend.pinned(send.shape, self.dtype),
-                        backend.pinned(receive.shape, self.dtype))
-                       for _, _, _, send, receive in self.axes]
 
     def zeros(self):
         """A padded array of zeros (halo included)."""
         return self.backend.zeros((self.size,), self.dtype)
 
     def bind(self, array):
-        """A callable that fills the halo of the padded `array` from the neighbours' blocks
-        (host work between launches: not capturable)."""
+        """The parts that fill the halo of the padded `array` from the neighbours' blocks, axis
+        by axis: the pack launch, the swap's parts (launches, or host work between them where
+        host-staged), the unpack launch."""
         check_vector(self.backend, array, self.size, self.dtype, "array")
-        b, steps = self.backend, []
-        for (axis, lo, hi, send, receive), (out, into) in zip(self.axes, self.staged):
+        parts = []
+        for axis, lo, hi, send, receive in self.axes:
             blocks = -(-send.size // THREADS)
             sides = int(lo is not None) | int(hi is not None) << 1
-            pack = self.kernels.halo_pack.bind(blocks, THREADS, array, send, *self.extents, axis)
-            unpack = self.kernels.halo_unpack.bind(blocks, THREADS, array, receive,
-                                                   *self.extents, axis, sides)
-            steps.append(([pack, b.bind_copy(out, send)], lo, hi, out, into,
-                          [b.bind_copy(receive, into), unpack]))
-        return lambda: self._exchange(steps)
-
-    def _exchange(self, steps):
-        null = proc_null()
-        for before, lo, hi, out, into, after in steps:
-            for launch in before:
-                launch()
-            self.backend.synchronize()  # the packed layers are in `out`
-            out, into = out.reshape(2, -1), into.reshape(2, -1)
-            lo = null if lo is None else lo
-            hi = null if hi is None else hi
-            # The low layer goes to the low neighbour, whose high halo it fills; and back.
-            self.comm.Sendrecv(out[0], dest=lo, sendtag=0, recvbuf=into[1], source=hi,
-                               recvtag=0)
-            self.comm.Sendrecv(out[1], dest=hi, sendtag=1, recvbuf=into[0], source=lo,
-                               recvtag=1)
-            for launch in after:
-                launch()
+            # Layer 0 (low) goes to the low neighbour, whose high halo (layer 1) it fills.
+            swap = [(kind, buffer.reshape(2, -1)[side], peer)
+                    for kind, buffer, side, peer in side_transfers((lo, hi), send, receive)]
+            parts += [self.kernels.halo_pack.bind(blocks, THREADS, array, send, *self.extents,
+                                                  axis),
+                      *self.collectives.bind_swap(swap),
+                      self.kernels.halo_unpack.bind(blocks, THREADS, array, receive,
+                                                    *self.extents, axis, sides)]
+        return parts
 
     def bind_copy(self, packed, padded, to_padded):
         """A launch copying the block's cells between `packed` (i + nx (j + ny k)) and the
@@ -127,3 +117,33 @@ class PaddedHalo:
         grid = (-(-nx // TILE[0]), min(-(-ny // TILE[1]), MAX_GRID_YZ), min(nz, MAX_GRID_YZ))
         return self.kernels.pad_copy.bind(grid, TILE, packed, padded, nx, ny, nz,
                                           int(self.ndim == 3), int(bool(to_padded)))
+
+    def bind_keep(self, whole, whole_shape, start, wrap, padded, mean=None):
+        """A launch: the block whose first cell is `start` in the grid `whole` (whole_shape
+        cells, x fastest) and the halo around it into the padded array `padded`, the halo
+        wrapped along the axes where `wrap` (beyond another end of the grid: 0, never read);
+        with `mean` (a device double), less it."""
+        check_vector(self.backend, whole, math.prod(whole_shape), self.dtype, "whole")
+        check_vector(self.backend, padded, self.size, self.dtype, "padded")
+        centre = mean is not None
+        mean = mean if centre else self.backend.zeros((1,), np.float64)
+        bits = sum(1 << a for a, w in enumerate(wrap) if w)
+        return self.kernels.keep_block.bind(
+            -(-self.size // THREADS), THREADS, whole, padded, *self.extents,
+            *(*start, 0)[:3], *(*whole_shape, 1)[:3], bits, mean, int(centre))
+
+    def bind_mean(self, whole, mean):
+        """A launch: mean[0] (a device double) = the mean of the device vector `whole`."""
+        return self.kernels.whole_mean.bind(1, MEAN_THREADS, whole, whole.size, mean)
+
+    def bind_unpack_blocks(self, gathered, blocks, whole, whole_shape):
+        """A launch: the grid `whole` (whole_shape cells, x fastest) from `gathered`, one
+        equal slot a rank in rank order holding that rank's block (blocks[rank], a
+        mesh.decomposition.Block of the grid) x fastest."""
+        check_vector(self.backend, whole, math.prod(whole_shape), self.dtype, "whole")
+        slot = gathered.size // len(blocks)
+        boxes = np.array([(*(*b.start, 0)[:3], *(*b.shape, 1)[:3]) for b in blocks], np.int32)
+        self._boxes = self.backend.to_device(boxes.ravel())
+        return self.kernels.blocks_unpack.bind(-(-gathered.size // THREADS), THREADS, whole,
+                                               gathered, self._boxes, len(blocks), slot,
+                                               *(*whole_shape, 1)[:2])

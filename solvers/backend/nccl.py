@@ -1,6 +1,7 @@
 """NCCL for decomposed runs on the cuda backend where every rank has a GPU of its own: a
-communicator made from the MPI one, and its point-to-point and reduction calls as launches, so
-that a step graph captures them (a step with its halo exchange stays one replay).
+communicator made from the MPI one, and its point-to-point and collective calls as launches,
+so that a step graph captures them (a step with its halo exchange stays one replay). One of
+the ways of backend/collectives.py (its interface: bind_swap, bind_allgather; bind_max).
 
 NCCL refuses two ranks on one GPU; such runs (and the host backend) exchange through MPI.
 """
@@ -37,28 +38,42 @@ def unusable(comm, backend):
 
 class NcclComm:
     """An NCCL communicator over the ranks of the MPI communicator `comm` (all ranks call it),
-    for arrays of `dtype` on `backend` (cuda)."""
+    for float32 and float64 device arrays on `backend` (cuda). Each bind_* returns the parts
+    of an exchange: one launch."""
 
-    def __init__(self, comm, backend, dtype):
+    in_graph = True
+    path = "NCCL in the step graph"
+
+    def __init__(self, comm, backend):
         from cupy.cuda import nccl
 
         self.nccl, self.backend = nccl, backend
         uid = comm.bcast(nccl.get_unique_id() if comm.Get_rank() == 0 else None)
         self.comm = nccl.NcclCommunicator(comm.Get_size(), uid, comm.Get_rank())
-        self.type = getattr(nccl, NCCL_TYPES[np.dtype(dtype)])
+
+    def _type(self, array):
+        return getattr(self.nccl, NCCL_TYPES[np.dtype(array.dtype)])
 
     def bind_swap(self, operations):
-        """A launch doing the (kind "send" or "recv", device array, peer rank) of
-        `operations`, in order, as one NCCL group."""
+        """The (kind "send" or "recv", device array, peer rank) of `operations`, in order, as
+        one NCCL group."""
+        operations = [(self.comm.send if kind == "send" else self.comm.recv, array, peer)
+                      for kind, array, peer in operations]
+
         def swap(stream):
             self.nccl.groupStart()
-            for kind, array, peer in operations:
-                call = self.comm.send if kind == "send" else self.comm.recv
-                call(array.data.ptr, array.size, self.type, peer, stream)
+            for call, array, peer in operations:
+                call(array.data.ptr, array.size, self._type(array), peer, stream)
             self.nccl.groupEnd()
-        return self.backend.bind_call(swap)
+        return [self.backend.bind_call(swap)]
+
+    def bind_allgather(self, send, receive):
+        """receive = every rank's `send` (equal sizes), in rank order."""
+        return [self.backend.bind_call(lambda stream: self.comm.allGather(
+            send.data.ptr, receive.data.ptr, send.size, self._type(send), stream))]
 
     def bind_max(self, array):
-        """A launch making `array` (device) the elementwise maximum over all ranks."""
-        return self.backend.bind_call(lambda stream: self.comm.allReduce(
-            array.data.ptr, array.data.ptr, array.size, self.type, self.nccl.NCCL_MAX, stream))
+        """`array` (device) made the elementwise maximum over all ranks."""
+        return [self.backend.bind_call(lambda stream: self.comm.allReduce(
+            array.data.ptr, array.data.ptr, array.size, self._type(array), self.nccl.NCCL_MAX,
+            stream))]

@@ -184,14 +184,12 @@ def check(case):
 
 def check_decomposable(case, grid, decomposition):
     """A one-line CaseError naming the first key a run of the 2D or 3D solver on several MPI
-    ranks does not support yet (block.py: host-staged halos, the pressure multigrid or no
+    ranks does not support yet (block.py: the pressure multigrid or no
     preconditioner, a grid the block layout can split)."""
     data = case.data
     refusals = [("pressure", "preconditioner", data["pressure"]["preconditioner"]
                  not in DISTRIBUTED,
-                 f'pressure.preconditioner = "{data["pressure"]["preconditioner"]}"'),
-                ("run", "halo_exchange", data["run"]["halo_exchange"] == "nccl",
-                 'run.halo_exchange = "nccl" (its halos are host-staged)')]
+                 f'pressure.preconditioner = "{data["pressure"]["preconditioner"]}"')]
     for section, key, refused, what in refusals:
         if refused:
             raise case.error(section, key, f"the {case.adapter.SOLVER.name} solver does not "

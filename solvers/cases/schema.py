@@ -80,7 +80,8 @@ COMMON_SECTIONS = {
         "halo_exchange": Key("choice", "auto", choices=("auto", "nccl", "host"),
                              help="under mpiexec: how blocks swap halos (auto: NCCL inside the "
                              "step graph where every rank has a GPU of its own, else host: "
-                             "MPI through page-locked host memory)"),
+                             "MPI through page-locked host memory; nccl on the host backend: "
+                             "MPI calls as launches in the graph)"),
     },
 }
 

@@ -10,8 +10,10 @@ one, and the largest of all blocks' is every block's (a max, exact: every rank's
 bits of a single-rank run's).
 
 Two paths carry the swaps:
-- nccl: every rank has a GPU of its own; NCCL's send/recv and all-reduce are launches in the
-  step, so a step with its exchanges is one graph replay;
+- in the graph (backend/collectives.py): every rank has a GPU of its own, and NCCL's
+  send/recv and all-reduce are launches in the step, so a step with its exchanges is one
+  graph replay (on the host backend, with halo_exchange "nccl", blocking MPI calls are those
+  launches);
 - host-staged (two ranks on one GPU, no NCCL, the host backend): the packed blocks and the
   folded rate are copied to page-locked host buffers inside the step's graph, MPI swaps them
   between graph segments, and the next segment copies them in. The rates and the first stage's
@@ -20,7 +22,7 @@ Two paths carry the swaps:
 
 import numpy as np
 
-from ..backend import nccl
+from ..backend.collectives import collectives
 from ..backend.mpi import max_op, side_transfers, swap_sides
 from ..backend.stepper import HostWork
 from ..mesh.decomposition import (
@@ -84,13 +86,10 @@ class EulerBlock:
         self._pack = backend.module(SOURCE, dtype, {"DIM": grid.ndim}).euler_halo_pack
         self._pack_grid = -(-self.offsets[-1] // PACK_THREADS)
 
-        # The path of the swaps (module docstring).
-        self.nccl_unusable = (nccl.unusable(self.comm, backend)
-                              if decomposition.exchange != "host" else "asked for host-staged")
-        if decomposition.exchange == "nccl" and self.nccl_unusable:
-            raise ValueError(f"halo exchange by NCCL is not possible: {self.nccl_unusable}")
-        self.nccl = (None if self.nccl_unusable else
-                     nccl.NcclComm(self.comm, backend, dtype))
+        # The path of the swaps (module docstring): launches in the graph, or host-staged.
+        way = collectives(self.comm, backend, decomposition.exchange)
+        self.path = way.path  # in words (the run summary's)
+        self.nccl = way if way.in_graph else None
         if self.nccl is None:
             self.send_host = backend.pinned(self.send.shape, dtype)
             self.halos_host = backend.pinned(self.halos.shape, dtype)
@@ -99,11 +98,6 @@ class EulerBlock:
     @property
     def dims(self):
         return self.block.dims
-
-    @property
-    def path(self):
-        """The exchange's path, in words (the run summary's)."""
-        return "NCCL in the step graph" if self.nccl else f"host-staged ({self.nccl_unusable})"
 
     # -- a step's parts ------------------------------------------------------------------------
     def step_parts(self, clock, buffers, stages, finish_dt, bind_stage, launch, reach):
@@ -164,8 +158,8 @@ class EulerBlock:
         if self.nccl is not None:
             ops = [(kind, buffer[self.offsets[side]:self.offsets[side + 1]], peer)
                    for kind, buffer, side, peer in self._transfers(self.send, self.halos)]
-            return [*fold, *([self.nccl.bind_max(rate)] if clock else []), pack,
-                    self.nccl.bind_swap(ops)]
+            return [*fold, *(self.nccl.bind_max(rate) if clock else []), pack,
+                    *self.nccl.bind_swap(ops)]
         b = self.backend
         out = [pack, b.bind_copy(self.send_host, self.send)]
         back = [b.bind_copy(self.halos, self.halos_host)]

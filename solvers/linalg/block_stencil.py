@@ -1,13 +1,19 @@
 """One rank's block of a StencilLaplacian on a decomposed grid (issue 24): y = A x on the
 block's cells, equal to the whole grid's operator restricted to them (the same terms in the
 same order: raw_kernels/linalg/block_multigrid.cu), with a one-cell halo exchanged between
-launches (backend/halo.py, host-staged).
+launches (backend/halo.py).
 
     layout = block_layout(comm.Get_rank(), comm.Get_size(), (nx, ny))
     op = BlockLaplacian(comm, layout.block, (nx, ny), (hx, hy), boundary={"y_hi": "neumann"})
     apply = op.bind(x, y)      # x, y: the block's cells (i + nx (j + ny k) of the block)
     apply()                    # copy x into a padded array, exchange its halo, launch y = A x
     apply.launches             # the parts in order: launches and HostWork (a Stepper's segments)
+
+The exchanges go the way of `exchange` (backend/collectives.py), chosen once here and shared
+by the coarser levels and the solvers built on the operator (`op.collectives`): "auto" is NCCL
+launches in the graph where every rank has a GPU of its own, else host-staged (HostWork between
+graph segments); "nccl" asks for launches in the graph (on the host backend: MPI calls as
+launches); "host" for host-staged.
 
 Every rank passes the whole grid's description: shape, spacing, boundary, and a coefficient
 that is a number or an array of the whole grid (each rank keeps its block and the halo cells
@@ -22,8 +28,8 @@ import math
 import numpy as np
 
 from ..backend import get_backend
+from ..backend.collectives import collectives as choose_collectives
 from ..backend.halo import PaddedHalo, check_vector
-from ..backend.stepper import HostWork
 from ..precision import real_dtype
 from .multigrid import coarsen_coefficient
 from .operator import LaunchSequence
@@ -61,13 +67,14 @@ def launch_grid(shape):
 
 class BlockLaplacian:
     """y = A x on `block` (a mesh.decomposition.Block) of the grid of `shape` cells, for the
-    ranks of `comm`; spacing, coefficient, boundary, backend and precision as StencilLaplacian's
-    (see the module docstring)."""
+    ranks of `comm`; spacing, coefficient, boundary, backend and precision as StencilLaplacian's;
+    exchange: the way of the exchanges, or collectives: one already chosen (see the module
+    docstring)."""
 
     name = "block_laplacian"
 
     def __init__(self, comm, block, shape, spacing, coefficient=None, boundary=None,
-                 backend="auto", precision="fp32"):
+                 backend="auto", precision="fp32", exchange="auto", collectives=None):
         self.comm, self.block = comm, block
         self.shape, self.spacing, self.coefficient, self.boundary = check_problem(
             shape, spacing, coefficient, boundary, KINDS + ("periodic",))
@@ -89,7 +96,9 @@ class BlockLaplacian:
         self.weights = axis_weights(self.spacing, self.coefficient, dtype)
         self.dirichlet = dirichlet_bits(self.boundary, self.ndim)
         self.walls = sum(1 << s for s, other in enumerate(block.neighbours) if other is None)
-        self.halo = PaddedHalo(backend, dtype, self.local_shape, block.neighbours, comm)
+        self.collectives = collectives or choose_collectives(comm, backend, exchange)
+        self.halo = PaddedHalo(backend, dtype, self.local_shape, block.neighbours,
+                               self.collectives)
         if self.variable:
             around = self.coefficient
             for axis in range(self.ndim):  # the halo: a wrapped cell or the edge's (unread)
@@ -110,16 +119,16 @@ class BlockLaplacian:
                 self.walls)
 
     def exchange(self, padded):
-        """HostWork filling the halo of a padded array from the neighbouring blocks."""
-        return HostWork(self.halo.bind(padded))
+        """The parts filling the halo of a padded array from the neighbouring blocks."""
+        return self.halo.bind(padded)
 
     def bind(self, x, y):
         """y = A x for vectors of the block's cells: a LaunchSequence of a copy into a padded
-        array, the halo exchange (HostWork) and the stencil launch."""
+        array, the halo exchange's parts and the stencil launch."""
         check_vector(self.backend, x, self.n, self.dtype, "x")
         check_vector(self.backend, y, self.n, self.dtype, "y")
         work = self._padded_x
-        parts = [self.halo.bind_copy(x, work, to_padded=True), self.exchange(work),
+        parts = [self.halo.bind_copy(x, work, to_padded=True), *self.exchange(work),
                  self.bind_padded(work, y, packed=True)]
         return LaunchSequence(self, parts)
 
@@ -134,7 +143,7 @@ class BlockLaplacian:
         return BlockLaplacian(self.comm, block, tuple(n // 2 for n in self.shape),
                               tuple(2 * h for h in self.spacing),
                               coarsen_coefficient(self.coefficient), self.boundary,
-                              self.backend, self.precision)
+                              self.backend, self.precision, collectives=self.collectives)
 
     # -- the whole grid's vectors ------------------------------------------------------------
     def scatter(self, whole):

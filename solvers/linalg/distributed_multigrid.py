@@ -4,19 +4,24 @@ restricted and prolonged block by block, the coarse levels gathered onto every r
     layout = block_layout(rank, size, shape)          # blocks aligned to the hierarchy
     op = BlockLaplacian(comm, layout.block, shape, spacing, boundary=...)
     mg = DistributedMultigrid(op, layout)
-    cycle = mg.bind(r, z)      # a LaunchSequence: z = M r; launches and HostWork in order
+    cycle = mg.bind(r, z)      # a LaunchSequence: z = M r; launches (and HostWork) in order
 
 Levels 0 ... g - 1 (g = layout.gather) are distributed: each rank runs the single-rank cycle's
 kernels on its block (raw_kernels/linalg/block_multigrid.cu, the same rows and transfer weights
-as multigrid.cu), and the host exchanges the one-cell halo of the array a pass reads before it:
-the iterate before each smoothing step and the residual, the residual again before the
-restriction (its edge and corner cells too), the coarse correction before the prolongation.
-Level g is gathered: every rank sends its block of the restricted residual to every rank
-(Allgatherv), every rank runs one V-cycle of a GeometricMultigrid of the whole level-g grid
-(levels g ... L - 1 of the single-rank hierarchy, the coarsest Chebyshev solve included) and
-keeps its block of the result and the halo around it. Solving the coarse grid redundantly
-costs one collective where a gather to one rank and a scatter back cost two, and the others
-would wait for it anyway.
+as multigrid.cu), and the one-cell halo of the array a pass reads is exchanged before it: the
+iterate before each smoothing step and the residual, the residual again before the restriction
+(its edge and corner cells too), the coarse correction before the prolongation. Level g is
+gathered: every rank packs its block of the restricted residual into a slot as large as the
+largest block's, the slots are all-gathered onto every rank, a kernel puts them together into
+the whole level-g grid, every rank runs one V-cycle of a GeometricMultigrid of it (levels g ...
+L - 1 of the single-rank hierarchy, the coarsest Chebyshev solve included) and a kernel keeps
+its block of the result and the halo around it. Solving the coarse grid redundantly costs one
+collective where a gather to one rank and a scatter back cost two, and the others would wait
+for it anyway.
+
+The exchanges and the all-gather go the operator's way (op.collectives, backend/collectives.py):
+as launches in the graph (NCCL; MPI calls on the host backend), so that a whole cycle is
+launches, or host-staged, HostWork between graph segments.
 
 The smoothing polynomial, the transfers and the coarse levels are the single-rank cycle's, so
 M is the single-rank M up to rounding, and preconditioned CG takes the same iterations.
@@ -30,15 +35,14 @@ runs on the consistent system, and the gathered algebraic level's result has its
 removed, so that the cycle adds no constant to x (an fp32 algebraic cycle's can be large: x
 then grows by it in every iteration until its rounding swamps the solution and CG breaks
 down, measured on a periodic 8^3 pressure; the single-rank solve of the same system converged
-in 7 iterations). The geometric gathered level (no periodic side) keeps its mean, as the
-single-rank cycle does, so a singular non-periodic pressure (the cavity's) keeps the single
-rank's bits.
+in 7 iterations; the mean is added in double on the device: halo.cu's whole_mean). The
+geometric gathered level (no periodic side) keeps its mean, as the single-rank cycle does, so a
+singular non-periodic pressure (the cavity's) keeps the single rank's bits.
 """
 
 import numpy as np
 
-from ..backend.halo import check_vector, interior, padded_extents
-from ..backend.stepper import HostWork
+from ..backend.halo import check_vector
 from .amg import AlgebraicMultigrid
 from .block_layout import aligned_block
 from .block_stencil import BLOCK, BlockLaplacian, launch_grid
@@ -99,9 +103,14 @@ class DistributedMultigrid:
         cells = int(np.prod(self.whole_shape))
         self._whole_b = self.backend.zeros((cells,), self.dtype)
         self._whole_x = self.backend.zeros((cells,), self.dtype)
+        # The gathered level's blocks, one slot a rank (the largest block's cells).
         dims = layout.block.dims
         self._gathered_blocks = [aligned_block(r, dims, layout.shapes[self.gather], 0)
                                  for r in range(self.comm.Get_size())]
+        slot = max(int(np.prod(b.shape)) for b in self._gathered_blocks)
+        self._slot = self.backend.zeros((slot,), self.dtype)
+        self._slots = self.backend.zeros((slot * len(self._gathered_blocks),), self.dtype)
+        self._mean = self.backend.zeros((1,), np.float64)
 
         # Padded work vectors per level: right-hand side b, iterate x and its partner y, the
         # residual r (distributed levels only).
@@ -142,7 +151,7 @@ class DistributedMultigrid:
             if zero_start and m == 0:
                 parts.append(k.block_smooth_first.bind(grid, BLOCK, b, target, *op.args(), beta))
             else:
-                parts += [op.exchange(source),
+                parts += [*op.exchange(source),
                           k.block_smooth.bind(grid, BLOCK, source, target, b, *op.args(), scale,
                                               alpha, beta)]
             target, source = source, target
@@ -158,16 +167,16 @@ class DistributedMultigrid:
         # Pre- and post-smoothing write 2 sweeps times alternately; starting in y ends in x.
         current = self._smooth(level, y, x, self.smoothing.pre_steps, True, parts)
         coarse = self.operators[level + 1]
-        parts += [op.exchange(current),
+        parts += [*op.exchange(current),
                   k.block_residual.bind(grid, BLOCK, current, self._b[level], r, *op.args()),
-                  op.exchange(r),
+                  *op.exchange(r),
                   k.block_restrict.bind(launch_grid(coarse.local_shape), BLOCK, r,
                                         self._b[level + 1], *(*op.local_shape, 1)[:3],
                                         op.dirichlet, op.walls)]
         self._bind_level(level + 1, parts)
         # The gathered level's x arrives with its halo; a distributed one's is exchanged.
         if level + 1 < self.gather:
-            parts.append(coarse.exchange(self._x[level + 1]))
+            parts += coarse.exchange(self._x[level + 1])
         parts.append(k.block_prolong_add.bind(grid, BLOCK, self._x[level + 1], current,
                                               *(*op.local_shape, 1)[:3], op.dirichlet,
                                               op.walls))
@@ -176,46 +185,17 @@ class DistributedMultigrid:
         assert result is x
 
     def _bind_gathered(self, parts):
-        """Gather the level's right-hand side, one whole-grid V-cycle, keep the block."""
-        parts += [HostWork(self._gather_rhs), self.coarse.bind(self._whole_b, self._whole_x),
-                  HostWork(self._keep_block)]
-
-    # -- host work of the gathered level ------------------------------------------------------
-    def _gather_rhs(self):
-        """Every rank's block of b at the gather level into the whole grid's b, on every
-        rank (Allgatherv in rank order)."""
+        """Gather the level's right-hand side from the blocks, one whole-grid V-cycle, keep the
+        block and its halo (beyond a periodic side: the cells at the other end)."""
         op = self.operators[-1]
-        shape = tuple(reversed(padded_extents(op.local_shape)))
-        mine = self.backend.to_host(self._b[-1]).reshape(shape)
-        send = np.ascontiguousarray(mine[interior(op.local_shape)])
-        counts = [int(np.prod(b.shape)) for b in self._gathered_blocks]
-        received = np.empty(sum(counts), self.dtype)
-        self.comm.Allgatherv(send.ravel(), [received, counts])
-        whole = np.empty(tuple(reversed(self.whole_shape)), self.dtype)
-        start = 0
-        for block, count in zip(self._gathered_blocks, counts):
-            cells = tuple(reversed(block.slices))
-            whole[cells] = received[start:start + count].reshape(tuple(reversed(block.shape)))
-            start += count
-        self.backend.write(self._whole_b, whole.ravel())
-
-    def _keep_block(self):
-        """This rank's block of the whole grid's x and the halo cells around it (beyond a
-        periodic side: the cells at the other end; beyond a wall: 0, never read) into the
-        padded x of the gather level."""
-        op = self.operators[-1]
-        whole = self.backend.to_host(self._whole_x).reshape(tuple(reversed(self.whole_shape)))
-        if op.dirichlet == 0 and any(self.periodic):  # singular, algebraic: no constant
-            whole = (whole - whole.mean(dtype=np.float64)).astype(self.dtype)
-        padded = np.zeros(tuple(reversed(padded_extents(op.local_shape))), self.dtype)
-        source, target = [], []
-        for start, cells, n, wrap in zip(op.block.start, op.block.shape, self.whole_shape,
-                                         self.periodic):
-            cell = np.arange(start - 1, start + cells + 1)
-            kept = np.ones(cell.size, bool) if wrap else (cell >= 0) & (cell < n)
-            source.append(cell[kept] % n)
-            target.append(np.flatnonzero(kept))
-        view = padded[0] if len(op.local_shape) == 2 else padded  # 2D: no halo along z
-        view[np.ix_(*reversed(target))] = whole[np.ix_(*reversed(source))]
-        self.backend.write(self._x[-1], padded.ravel())
-
+        halo, n = op.halo, op.n
+        # Singular and algebraic (periodic, no Dirichlet side): no constant in the result.
+        centre = op.dirichlet == 0 and any(self.periodic)
+        parts += [halo.bind_copy(self._slot[:n], self._b[-1], to_padded=False),
+                  *op.collectives.bind_allgather(self._slot, self._slots),
+                  halo.bind_unpack_blocks(self._slots, self._gathered_blocks, self._whole_b,
+                                          self.whole_shape),
+                  self.coarse.bind(self._whole_b, self._whole_x),
+                  *([halo.bind_mean(self._whole_x, self._mean)] if centre else []),
+                  halo.bind_keep(self._whole_x, self.whole_shape, op.block.start, self.periodic,
+                                 self._x[-1], self._mean if centre else None)]

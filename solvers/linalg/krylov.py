@@ -120,14 +120,19 @@ class KrylovSolver:
                                        self.inv_diag, self.r, z, p, n, precondition,
                                        self.done)]
         if general is not None:
-            self._start += [general.bind(self.r, z),
+            bound = general.bind(self.r, z)
+            self._start += [*getattr(bound, "launches", (bound,)),
                             k.copy_vector.bind(self.vector_blocks, THREADS, p, z, self.done, n)]
         self._start += [
             k.cg_start_partials.bind(self.partial_blocks, THREADS, self.r, z, self.b, n,
                                      self.partials),
-            k.cg_start_state.bind(1, THREADS, self.partials, self.state, self.done,
-                                  self.coef),
+            *self._bind_start_state(),
         ]
+
+    def _bind_start_state(self):
+        """The parts setting the start's state from the partials of r.z, r.r and b.b."""
+        return [self.kernels.cg_start_state.bind(1, THREADS, self.partials, self.state,
+                                                 self.done, self.coef)]
 
     def _dots(self, a, b, c=None, d=None):
         """Partial sums of a.b (and c.d) for the next scalar kernel."""
@@ -216,12 +221,16 @@ class KrylovSolver:
         """running, converged, maxiter or breakdown (reads one int from the device)."""
         return STATUS[int(self.backend.to_host(self.done)[0])]
 
-    def info(self):
-        """The outcome of the last solve, with its true residual (one more A x)."""
+    def _true_sums(self):
+        """|b - A x|^2 and |b|^2 of the current x (one more A x)."""
         self._residual()
         self._true_residual()
         sums = self.backend.to_host(self.partials)[:2 * PARTIAL_SLOT]
-        rr, bb = sums.reshape(2, PARTIAL_SLOT).sum(axis=1)
+        return sums.reshape(2, PARTIAL_SLOT).sum(axis=1)
+
+    def info(self):
+        """The outcome of the last solve, with its true residual (one more A x)."""
+        rr, bb = self._true_sums()
         residual = float(np.sqrt(rr / bb)) if bb > 0 else 0.0
         allowed = max(self.rtol, self.atol / np.sqrt(bb) if bb > 0 else 0.0)
         status = self.status()

@@ -1,7 +1,12 @@
 """A MAC solver's block of a decomposed grid, 2D or 3D (issue 24: one rank's part): its cells,
 the sides it shares with other blocks, the exchanges of a step and the whole grid's state
-gathered from every block. Host-staged throughout: kernels pack and unpack on the device, and
-the host swaps the packs by MPI between graph segments (HostWork).
+gathered from every block. Kernels pack and unpack on the device; the packs travel the way of
+`collectives` (backend/collectives.py, chosen once from run.halo_exchange and shared with the
+pressure and viscous solves): NCCL launches inside the step's graph where every rank has a GPU
+of its own and "nccl" or "auto" asks for it (on the host backend, "nccl": MPI calls as
+launches), else host-staged, MPI between graph segments (HostWork). In the graph, a step's
+only host work is the solves' reading of their status between chunks of iterations
+(linalg/distributed_cg.py).
 
 The blocks are linalg.block_layout's, aligned so that the pressure multigrid coarsens inside
 them. A block holds its cells' pressure and the faces around them: a face between two blocks
@@ -36,8 +41,8 @@ too. A step (MacFlow.decomposed_parts):
 
 import numpy as np
 
-from ...backend.mpi import swap_sides
-from ...backend.stepper import HostWork
+from ...backend.collectives import collectives
+from ...backend.mpi import side_transfers
 from ...linalg.block_layout import block_layout
 from ...mesh.decomposition import Decomposition, block_grid
 
@@ -52,13 +57,6 @@ def compiled_kernels():
     yield SOURCE, {}
 
 
-def refuse(name, decomposition):
-    """A one-line ValueError for what the decomposed `name` solver does not do yet."""
-    if decomposition.exchange == "nccl":
-        raise ValueError(f"halo_exchange 'nccl': the {name} solver exchanges its halos "
-                         f"host-staged only")
-
-
 class MacBlock:
     """One rank's block of the 2D or 3D `grid` under `decomposition`, for a solver with
     `boundaries` (its boundary table) and G ghost layers of face velocities, on `backend`."""
@@ -71,6 +69,7 @@ class MacBlock:
         self.layout = block_layout(decomposition.rank, decomposition.size, grid.shape,
                                    dims=decomposition.dims or None, periodic=self.periodic)
         self.block = block = self.layout.block
+        self.collectives = collectives(self.comm, backend, decomposition.exchange)
         self.local = block_grid(grid, block)
         self.neighbours = block.neighbours
         self.codes = tuple(BC_HALO if other is not None else code
@@ -87,7 +86,10 @@ class MacBlock:
     def dims(self):
         return self.block.dims
 
-    path = "host-staged"  # the exchanges' path, in words (the run summary's)
+    @property
+    def path(self):
+        """The exchanges' path, in words (the run summary's)."""
+        return self.collectives.path
 
     def face_counts(self, component):
         """The block's faces of a velocity component along each axis (x, y(, z))."""
@@ -129,8 +131,9 @@ class MacBlock:
     def velocity_halo(self, *q, copied=False, layers=None, axis=None):
         """The parts swapping the ghost layers of the face arrays q (u, v(, w); padded by
         `layers`, default G) beyond the sides towards other blocks (copied: and the copied
-        faces; axis: that axis's sides alone, _boxes): pack (launch), MPI (HostWork), unpack
-        (launch); none where no such side is left."""
+        faces; axis: that axis's sides alone, _boxes): pack (launch), the swap (launches, or
+        host work between them: self.collectives), unpack (launch); none where no such side
+        is left."""
         b, kernel = self.backend, self.backend.module(SOURCE, self.dtype, {}).mac_halo_copy
         neighbours = [other if axis in (None, side // 2) else None
                       for side, other in enumerate(self.neighbours)]
@@ -148,15 +151,11 @@ class MacBlock:
             parts.append(kernel.bind(-(-total // THREADS), THREADS, *arrays, buffers[-1],
                                      self._tables[-1], len(table), total, *strides,
                                      int(not send)))
-        # Staged through page-locked host copies: pack, copy out, MPI, copy in, unpack.
+        # Pack, swap (each side's box to the rank beyond it), unpack.
         send, receive = buffers
-        sent, received = (b.pinned(a.shape, self.dtype) for a in buffers)
-
-        def swap():
-            self.backend.synchronize()
-            swap_sides(self.comm, neighbours, sent, received, offsets)
-        return [parts[0], b.bind_copy(sent, send), HostWork(swap),
-                b.bind_copy(receive, received), parts[1]]
+        swap = [(kind, buffer[offsets[side]:offsets[side + 1]], peer)
+                for kind, buffer, side, peer in side_transfers(neighbours, send, receive)]
+        return [parts[0], *self.collectives.bind_swap(swap), parts[1]]
 
     # -- the pressure solve and the step's maxima ------------------------------------------------
     def pressure_parts(self, solver):
@@ -164,9 +163,8 @@ class MacBlock:
         b and x, as the divergence left them), then its solution copied into a padded array
         and the halo of that swapped: (parts, the padded array, the index of the block's
         first cell in it, its strides along y(, z))."""
-        solve = HostWork(lambda: solver.solve_in_place(restarts=0))
         parts, *padded = self.cell_halo(solver, solver.x)
-        return [solve, *parts], *padded
+        return [*solver.step_parts(), *parts], *padded
 
     def cell_halo(self, solver, cells):
         """(parts, padded, first, strides): the block's cell array `cells` copied into an array
@@ -176,46 +174,41 @@ class MacBlock:
         padded = halo.zeros()
         px, py, _ = halo.extents
         first = 1 + px + (px * py if self.ndim == 3 else 0)
-        return ([halo.bind_copy(cells, padded, to_padded=True), solver.operator.exchange(padded)],
+        return ([halo.bind_copy(cells, padded, to_padded=True), *solver.operator.exchange(padded)],
                 padded, first, (px, px * py)[:self.ndim - 1])
 
     def maxima(self, rates, partials, maxima=3, sums=0):
-        """(HostWork, reduced): the largest stability rate of all blocks into rates[0] (the
+        """(parts, reduced): the largest stability rate of all blocks into rates[0] (the
         clock's dt comes from rates), and of the block partials (`maxima` rows of maxima, then
         `sums` rows of sums, a value a block each) the largest, then the sums, of all blocks
         into the device array `reduced`, which the finish kernel then reads as the partials of
-        one block. Every rank takes the ranks' values in rank order: the same bits on all."""
-        reduced = self.backend.zeros((maxima + sums,), self.dtype)
-
-        def reduce():
-            local_rates = np.array(self.backend.to_host(rates))
-            local = self.backend.to_host(partials).reshape(maxima + sums, -1)
-            ranks = self._every_rank([local_rates.max(), *local[:maxima].max(axis=1),
-                                      *local[maxima:].astype(np.float64).sum(axis=1)])
-            largest, total = ranks[:, :1 + maxima].max(axis=0), ranks[:, 1 + maxima:].sum(axis=0)
-            local_rates[0] = largest[0]
-            self.backend.write(rates, local_rates)
-            self.backend.write(reduced, np.concatenate([largest[1:], total]).astype(self.dtype))
-        return HostWork(reduce), reduced
+        one block. Every rank folds its rows (mac_halo.cu), the rows are all-gathered, and
+        every rank folds them in rank order: the same bits on all."""
+        return self._fold(rates, partials, maxima, sums)
 
     def sums(self, partials, rows):
-        """(HostWork, reduced): the sums over all blocks of `rows` rows of block values (the
+        """(parts, reduced): the sums over all blocks of `rows` rows of block values (the
         device array partials, a row after the other) into the device array `reduced` of `rows`
         values, in float64 block after block, then rank after rank: the same bits on all."""
-        reduced = self.backend.zeros((rows,), self.dtype)
+        return self._fold(None, partials, 0, rows)
 
-        def reduce():
-            local = self.backend.to_host(partials).reshape(rows, -1).astype(np.float64)
-            total = self._every_rank(local.sum(axis=1)).sum(axis=0)
-            self.backend.write(reduced, total.astype(self.dtype))
-        return HostWork(reduce), reduced
-
-    def _every_rank(self, values):
-        """Every rank's float64 `values` (collective), one row a rank in rank order."""
-        mine = np.array(values, np.float64)
-        ranks = np.empty((self.comm.Get_size(), mine.size))
-        self.comm.Allgather(mine, ranks)
-        return ranks
+    def _fold(self, rates, partials, maxima, sums):
+        """maxima() and sums(): the parts folding this rank's rows (the rates' unless None,
+        `maxima` rows of maxima, `sums` of sums), all-gathering them and folding every rank's
+        in rank order; the device array of the folded partials' rows."""
+        b, rated, ranks = self.backend, int(rates is not None), self.comm.Get_size()
+        width = rated + maxima + sums
+        kernels = b.module(SOURCE, self.dtype, {})
+        reduced = b.zeros((maxima + sums,), self.dtype)
+        rates = rates if rated else reduced  # (neither read nor written without rates)
+        local, gathered = b.zeros((width,), np.float64), b.zeros((width * ranks,), np.float64)
+        parts = [kernels.mac_rank_fold.bind(1, width, rates, rates.size * rated, partials,
+                                            partials.size // (maxima + sums), maxima, sums,
+                                            local),
+                 *self.collectives.bind_allgather(local, gathered),
+                 kernels.mac_ranks_fold.bind(1, 1, gathered, ranks, rated, maxima, sums, rates,
+                                             reduced)]
+        return parts, reduced
 
     # -- the whole grid's state --------------------------------------------------------------
     def _own(self, axis, n, faces):

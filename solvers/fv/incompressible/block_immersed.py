@@ -76,4 +76,4 @@ class BlockForcing(ImmersedForcing):
                 for part in parallel.velocity_halo(*stencils, layers=layers, axis=axis)]
         reduce, self.force_partials = parallel.sums(self.force_partials, 2)
         self.blocks = 1
-        self.parts = [sample, *halo, self.launch, reduce]
+        self.parts = [sample, *halo, self.launch, *reduce]

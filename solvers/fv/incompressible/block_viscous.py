@@ -17,7 +17,6 @@ solution of the block that solves for them, which ins_viscous_increment (ins3_) 
 """
 
 from ...backend.halo import check_vector
-from ...backend.stepper import HostWork
 from ...linalg.distributed_cg import DistributedConjugateGradient
 from ...linalg.operator import LaunchSequence, LinearOperator
 from .viscous import ViscousStage, packed_size
@@ -35,6 +34,7 @@ class BlockFaceHelmholtz(LinearOperator):
         local, grid = parallel.local, parallel.grid
         super().__init__(packed_size(local.shape), dtype, backend)
         self.comm, self.shape = parallel.comm, grid.shape  # CG's: the whole grid's
+        self.collectives = parallel.collectives
         self.d = [backend.zeros(shape, dtype) for shape in shapes]
         self._halo = parallel.velocity_halo(*self.d, copied=True)
         self._module, self._cells = module, local.shape
@@ -73,6 +73,5 @@ def block_viscous_stage(parallel, theta_nu, dt, module, shapes, reference_veloci
                                   launch)
     stage = ViscousStage(operator, reference_velocity, packed_size(parallel.grid.shape),
                          DistributedConjugateGradient)
-    solve = HostWork(lambda: stage.solver.solve_in_place(restarts=0))
-    return stage, [solve, *operator.settle(stage.x)]
+    return stage, [*stage.solver.step_parts(), *operator.settle(stage.x)]
 

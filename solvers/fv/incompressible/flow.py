@@ -7,7 +7,7 @@ checkpoints: block_checkpoint.py). The diag layout is raw_kernels/fv/mac_finish.
 
 import numpy as np
 
-from .block import MacBlock, refuse
+from .block import MacBlock
 from .block_checkpoint import BlockCheckpoint
 from .checkpoint import SeriesCheckpoint
 
@@ -58,11 +58,9 @@ class MacFlow(SeriesCheckpoint, BlockCheckpoint):
 
     # -- a decomposed grid ---------------------------------------------------------------------
     def _block(self, decomposition):
-        """This rank's MacBlock of a decomposed grid, else None; a one-line ValueError for what
-        it does not support."""
+        """This rank's MacBlock of a decomposed grid, else None."""
         if decomposition is None:
             return None
-        refuse(self.name, decomposition)
         return MacBlock(decomposition, self.grid, self.boundaries, self.ghosts, self.backend,
                         self.dtype)
 
@@ -71,10 +69,10 @@ class MacFlow(SeriesCheckpoint, BlockCheckpoint):
         swapped before the predictor (and p^n's, p_halo, for the implicit predictor and a
         body's forcing), the implicit viscous stage's parts after it (its solve, then u* = u^n
         + d), a body's forcing (block_immersed.py), the pressure solve's parts and the
-        reduction of the step's maxima (host work, block.py) before the finish."""
+        reduction of the step's maxima (block.py) before the finish."""
         return [self.clock.finish_dt, self._scale, *self._fill[1],
                 *self.parallel.velocity_halo(*velocity), *p_halo, self._predict, *viscous,
-                *self._forcing, self._divergence, *solve, self._correct, reduce, self._finish]
+                *self._forcing, self._divergence, *solve, self._correct, *reduce, self._finish]
 
     def _host_state_of(self, velocity):
         """Host float64 copies of the whole grid's face arrays `velocity` (padded as on the

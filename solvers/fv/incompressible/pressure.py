@@ -45,16 +45,19 @@ def pressure_solver(shape, spacing, kinds, preconditioner_name, rtol, maxiter, b
     return solver, f"{type(operator).__name__} + CG({describe(m)})"
 
 
-def distributed_pressure_solver(comm, layout, shape, spacing, kinds, preconditioner_name, rtol,
+def distributed_pressure_solver(parallel, shape, spacing, kinds, preconditioner_name, rtol,
                                 maxiter, backend, precision, atol):
     """(DistributedConjugateGradient on this rank's block of A, a description) for a grid of
-    `shape` cells split by `layout` (linalg.block_layout) among the ranks of comm; the stopping
-    rule is pressure_solver's, on the whole grid's norms."""
+    `shape` cells split by the block `parallel` (block.py: its layout, linalg.block_layout, and
+    the way of its exchanges) among its ranks; the stopping rule is pressure_solver's, on the
+    whole grid's norms."""
     if preconditioner_name not in DISTRIBUTED:
         raise ValueError(f"pressure preconditioner '{preconditioner_name}' does not run on "
                          f"several MPI ranks (use {' or '.join(DISTRIBUTED)})")
-    operator = BlockLaplacian(comm, layout.block, shape, spacing, boundary=dict(kinds),
-                              backend=backend, precision=precision)
+    operator = BlockLaplacian(parallel.comm, parallel.layout.block, shape, spacing,
+                              boundary=dict(kinds), backend=backend, precision=precision,
+                              collectives=parallel.collectives)
+    layout = parallel.layout
     m = DistributedMultigrid(operator, layout) if preconditioner_name == "multigrid" else None
     solver = DistributedConjugateGradient(operator, m, rtol=rtol, maxiter=maxiter, atol=atol)
     return solver, f"{type(operator).__name__} + distributed CG({describe(m)})"

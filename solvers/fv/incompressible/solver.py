@@ -202,7 +202,7 @@ class IncompressibleSolver(MacFlow, MacState, TimeDependentSolver):
                      pressure_rtol, maxiter, b, precision, self.pressure_atol)
         self.pressure, self.pressure_method = (
             pressure_solver(*arguments) if self.parallel is None else
-            distributed_pressure_solver(self.parallel.comm, self.parallel.layout, *arguments))
+            distributed_pressure_solver(self.parallel, *arguments))
 
         # Reductions: per face block, then one block; the clock's dt from the rates.
         self.face_grid = (_blocks(nx + 1, BLOCK[0]), _blocks(ny + 1, BLOCK[1]))

@@ -153,7 +153,7 @@ class IncompressibleSolver3D(MacFlow, TimeDependentSolver):
                      self.pressure_atol)
         self.pressure, self.pressure_method = (
             pressure_solver(*arguments) if self.parallel is None else
-            distributed_pressure_solver(self.parallel.comm, self.parallel.layout, *arguments))
+            distributed_pressure_solver(self.parallel, *arguments))
 
         # Reductions: per face block, then one block; the clock's dt from the rates.
         self.face_grid = tuple(_blocks(n[d] + 1, BLOCK[d]) for d in range(3))
