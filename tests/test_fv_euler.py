@@ -220,6 +220,16 @@ def lumpy_flow(grid):
     return rho, vx, p, vy
 
 
+def smooth_flow(grid):
+    """A smooth periodic flow with all variables varying (no shocks form before t = 0.1)."""
+    x, y = grid.centres()
+    rho = 1.0 + 0.2 * np.sin(2.0 * np.pi * (x + y))
+    vx = 1.0 + 0.1 * np.sin(2.0 * np.pi * y)
+    vy = -0.5 + 0.1 * np.cos(2.0 * np.pi * x)
+    p = 1.0 + 0.1 * np.cos(2.0 * np.pi * (x - y))
+    return rho, vx, p, vy
+
+
 def total_drift(before, after):
     """Change of each conserved total relative to the sum of magnitudes (the scale of the
     rounding errors in it), from arrays of shape (nvar, ...)."""

@@ -20,6 +20,7 @@ from test_fv_euler import (  # noqa: E402
     initial_riemann_state,
     lumpy_flow,
     relative_max_difference,
+    smooth_flow,
 )
 
 # -- execution paths and backends ------------------------------------------------------------
@@ -86,16 +87,6 @@ def test_stage_layouts_give_the_same_bits(backend_name, monkeypatch, precision, 
         runs[layout, rows] = solver.conserved()
     for key, result in runs.items():
         np.testing.assert_array_equal(result, runs["march", 1], err_msg=str(key))
-
-
-def smooth_flow(grid):
-    """A smooth periodic flow with all variables varying (no shocks form before t = 0.1)."""
-    x, y = grid.centres()
-    rho = 1.0 + 0.2 * np.sin(2.0 * np.pi * (x + y))
-    vx = 1.0 + 0.1 * np.sin(2.0 * np.pi * y)
-    vy = -0.5 + 0.1 * np.cos(2.0 * np.pi * x)
-    p = 1.0 + 0.1 * np.cos(2.0 * np.pi * (x - y))
-    return rho, vx, p, vy
 
 
 @pytest.mark.gpu
