@@ -76,7 +76,8 @@ def command_sweep(args):
             return 2
     with executor or contextlib.nullcontext():  # a Dask client made here is closed at the end
         records = sweep(args.case, parameters, jobs=args.jobs, out=args.out, rerun=args.rerun,
-                        executor=executor, quiet=args.quiet, streams=args.streams, **base)
+                        executor=executor, quiet=args.quiet, streams=args.streams,
+                        mps=args.mps, **base)
     return exit_status(records, quiet=args.quiet)
 
 
@@ -148,6 +149,9 @@ def parser():
     sweep.add_argument("--streams", action="store_true",
                        help="the --jobs runs in threads of one process, each with its own CUDA "
                        "stream (else worker processes)")
+    sweep.add_argument("--mps", action="store_true",
+                       help="the --jobs worker processes share the GPU through CUDA MPS (the "
+                       "active daemon, else a private one for the sweep)")
     sweep.add_argument("--rerun", action="store_true",
                        help="run again the runs an earlier sweep finished (default: skipped)")
     sweep.add_argument("--dask", metavar="ADDRESS", help="run on a Dask cluster "

@@ -15,6 +15,7 @@ and whose files exist. Runs run in this process, in worker processes or on an ex
 
 import itertools
 import sys
+from contextlib import nullcontext
 from pathlib import Path
 
 from ..backend import BackendError
@@ -27,6 +28,7 @@ from .sweep_executors import (
     run_task,
     wait_first,
 )
+from .sweep_mps import mps_clients, off_reason
 from .sweep_plan import make_plan, parameters_from_sets
 from .sweep_progress import SweepLog, SweepProgress
 from .sweep_records import RecordStore
@@ -45,7 +47,7 @@ class SweepRecords(list):
 
 
 def sweep(case, parameters, *, jobs=1, out=None, rerun=False, executor=None, quiet=True,
-          streams=False, **overrides):
+          streams=False, mps=False, **overrides):
     """Run `case` (a case file's path, or a Case from solvers.cases.load: swept from its file
     and the overrides it was loaded with) for every combination of `parameters`
     ({'section.key': [values...]}; a value that is not a list fixes that key), with
@@ -54,7 +56,10 @@ def sweep(case, parameters, *, jobs=1, out=None, rerun=False, executor=None, qui
 
     jobs: runs at once, each in a worker process of its own (jobs=1: in this process), or with
     streams=True each in a thread of this process with its own backend (on a GPU its own CUDA
-    stream: the runs' kernels overlap in one context).
+    stream: the runs' kernels overlap in one context). mps: the worker processes share the GPU
+    through CUDA MPS, so that their kernels overlap too (a daemon already active is used, else
+    a private one runs for the sweep; sweep_mps.py): the log says whether MPS ran and if not
+    why.
     out: the output folder (default: the case's output.dir). rerun: run again the runs done
     earlier (by default skipped). executor: an object with submit(fn, *args) -> future (and
     optionally wait_first(futures) -> (done, not_done)) that runs them instead, such as
@@ -72,7 +77,10 @@ def sweep(case, parameters, *, jobs=1, out=None, rerun=False, executor=None, qui
     log = SweepLog(plan.folder / f"{plan.name}-sweep.log")
     try:
         with handled():
-            records = _Sweep(plan, store, log, rerun, quiet).run(executor, jobs, streams)
+            runs = _Sweep(plan, store, log, rerun, quiet)
+            reason = off_reason(jobs, streams, executor, plan.backends) if mps else None
+            with mps_clients(reason, runs.say) if mps else nullcontext() as mps_env:
+                records = runs.run(executor, jobs, streams, mps_env)
     finally:
         log.close()
     records.table, records.jsonl, records.log = store.table, store.jsonl, log.path
@@ -98,10 +106,15 @@ class _Sweep:
                 self.todo.append(run)
         self.progress = SweepProgress(plan.name, len(plan.runs), len(self.results), quiet)
 
-    def run(self, executor, jobs, streams=False):
+    def say(self, line):
+        """A line about the whole sweep, in its log and (unless quiet) on stderr."""
+        self.log.line("note", self.plan.name, line)
+        self.progress.note(line)
+
+    def run(self, executor, jobs, streams=False, mps=None):
         owned = executor is None
         pool = executor or (InProcess() if jobs == 1 else StreamThreads(jobs) if streams
-                            else WorkerPool(jobs))
+                            else WorkerPool(jobs, mps))
         window = jobs if owned or jobs > 1 else max(len(self.todo), 1)
         quiet_backend = not isinstance(pool, InProcess)
         queue, flight = iter(self.todo), {}
@@ -111,7 +124,7 @@ class _Sweep:
                 for run in itertools.islice(queue, window - len(flight)):
                     if owned and getattr(pool, "broken", False):  # a worker died: a new pool
                         pool.shutdown(wait=False)
-                        pool = WorkerPool(jobs)
+                        pool = WorkerPool(jobs, mps)
                     self.log.start(run)
                     self.progress.started()
                     task = {**run.task, "quiet_backend": quiet_backend}

@@ -100,13 +100,16 @@ class InProcess:
         pass
 
 
-def start_worker(threads, parent):
+def start_worker(threads, parent, mps=None):
     """A worker's initializer, before it imports a backend or compiles a kernel: its OpenMP
-    team (SOLVERS_HOST_THREADS), its own process group (Ctrl-C at a terminal reaches the
-    sweep's parent, which passes SIGINT on once), SIGINT ignored between runs (a run's own
-    handlers take it), and a thread that ends the worker if the sweep's process (`parent`) or
-    the server it was forked from dies (a SIGKILL, the OOM killer)."""
+    team (SOLVERS_HOST_THREADS), the MPS daemon it is a client of (`mps`: CUDA_MPS_* variables
+    from sweep_mps.py, set here: the server it is forked from may predate them), its own
+    process group (Ctrl-C at a terminal reaches the sweep's parent, which passes SIGINT on
+    once), SIGINT ignored between runs (a run's own handlers take it), and a thread that ends
+    the worker if the sweep's process (`parent`) or the server it was forked from dies (a
+    SIGKILL, the OOM killer)."""
     os.environ["SOLVERS_HOST_THREADS"] = str(threads)
+    os.environ.update(mps or {})
     os.setpgrp()
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     threading.Thread(target=_watch_parent, args=(parent, os.getppid()), daemon=True).start()
@@ -132,19 +135,20 @@ def _alive(pid):
 class WorkerPool(ProcessPoolExecutor):
     """jobs worker processes, each running whole runs (on a GPU each with its own CUDA
     context); on the host backend each gets max(1, cores // jobs) OpenMP threads, unless
-    SOLVERS_HOST_THREADS says how many. Workers are forked from a server process started once
-    with the run's modules imported (PRELOAD; never a GPU context, which a fork cannot carry),
-    so that a worker starts in milliseconds rather than importing them anew ('spawn')."""
+    SOLVERS_HOST_THREADS says how many; with `mps` (sweep_mps.py) each is a client of that
+    MPS daemon, so that their kernels overlap. Workers are forked from a server process started
+    once with the run's modules imported (PRELOAD; never a GPU context, which a fork cannot
+    carry), so that a worker starts in milliseconds rather than importing them anew ('spawn')."""
 
-    def __init__(self, jobs):
+    def __init__(self, jobs, mps=None):
         import multiprocessing
 
         threads = os.environ.get("SOLVERS_HOST_THREADS") or max(1, team_size() // jobs)
         context = multiprocessing.get_context("forkserver")
         context.set_forkserver_preload(PRELOAD)
         super().__init__(jobs, mp_context=context, initializer=start_worker,
-                         initargs=(threads, os.getpid()))
-        self.jobs = jobs
+                         initargs=(threads, os.getpid(), mps))
+        self.jobs, self.mps = jobs, mps
 
     @property
     def broken(self):

@@ -80,12 +80,14 @@ class PlannedRun:
 
 @dataclass
 class Plan:
-    """The runs of a sweep in its order, the case name, the output folder and the swept keys."""
+    """The runs of a sweep in its order, the case name, the output folder, the swept keys and
+    the runs' run.backend values (a set)."""
 
     name: str
     folder: Path
     runs: list
     swept: list
+    backends: set
 
 
 def _axes(parameters):
@@ -124,7 +126,7 @@ def make_plan(case, parameters, overrides, out=None):
         base["output.dir"] = str(out)
     first = load(path, base)
     folder = Path(first.data["output"]["dir"]).absolute()
-    runs, keys = [], set()
+    runs, keys, backends = [], set(), set()
     for combo in itertools.product(*[values for _, values in axes]):
         values = dict(zip([name for name, _ in axes], combo))
         keyed = {k: v for k, v in {**base, **values}.items() if k not in UNKEYED}
@@ -134,8 +136,9 @@ def make_plan(case, parameters, overrides, out=None):
         keys.add(key)
         name = f"{first.name}-{key}"
         overrides = {**keyed, "output.dir": str(folder), "case.name": name}
-        load(path, overrides)  # validated now: a typo fails before the first run
+        # Validated now, so that a typo fails before the first run.
+        backends.add(load(path, overrides).data["run"]["backend"])
         task = {"case": str(path), "overrides": overrides, "key": key, "name": name,
                 "parameters": values, "keyed": keyed}
         runs.append(PlannedRun(key, name, values, keyed, task))
-    return Plan(first.name, folder, runs, [name for name, _ in axes])
+    return Plan(first.name, folder, runs, [name for name, _ in axes], backends)

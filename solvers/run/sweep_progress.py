@@ -31,6 +31,12 @@ class SweepProgress(Progress):
                 f"{self.failed} failed), {self.running} running, elapsed "
                 f"{format_duration(elapsed)}, ETA {eta}")
 
+    def note(self, line):
+        """A line of its own about the whole sweep (before the first progress line)."""
+        if not self.quiet:
+            self.stream.write(f"sweep {self.name}: {line}\n")
+            self.stream.flush()
+
     def started(self):
         self.running += 1
         if self.tty:
