@@ -16,6 +16,9 @@
 #include "ssp_stages.h"
 
 #define GRADIENTS (NVAR * DIM)
+// Blocks of RATE_THREADS a multiprocessor the two stage kernels are compiled for (their
+// register budget: docs/euler_unstructured.md).
+#define STAGE_BLOCKS_PER_SM 4
 #define LIMITER_BARTH_JESPERSEN 4
 #define LIMITER_VENKATAKRISHNAN 5
 #define FIRST_ORDER 1
@@ -51,7 +54,8 @@ DEVICE real limiter_factor(int limiter, real d2, real dmin, real dmax, real eps2
 // (grad[(v * DIM + a) * n + c]), times the gradient limiter's factor if there is one. Like the
 // stage, nothing once dt = 0 (the clock has reached its stop time and left the parity as it
 // was: the buffers' roles are not this step's).
-KERNEL void euler_gradients(real* __restrict__ state_a, real* __restrict__ state_b,
+KERNEL LAUNCH_BOUNDS(RATE_THREADS, STAGE_BLOCKS_PER_SM)
+void euler_gradients(real* __restrict__ state_a, real* __restrict__ state_b,
                             real* __restrict__ scratch, const int* __restrict__ parity,
                             int u_role, real* __restrict__ grad, const int* __restrict__ nb,
                             const real* __restrict__ area, const real* __restrict__ normal,
@@ -161,7 +165,8 @@ DEVICE void predict(const real w[NVAR], const real g[NVAR][DIM], real gamma, rea
 
 // One stage for each cell: out = (1 - w) U^n + w (u + dt L(u)), L(u) = -(1/V) sum_f A_f F_f.
 // hancock: the face values are predicted half a step on (one stage a step, w = 1).
-BLOCK_KERNEL void euler_stage(real* __restrict__ state_a, real* __restrict__ state_b,
+BLOCK_KERNEL LAUNCH_BOUNDS(RATE_THREADS, STAGE_BLOCKS_PER_SM)
+void euler_stage(real* __restrict__ state_a, real* __restrict__ state_b,
                               real* __restrict__ scratch, const int* __restrict__ parity,
                               int u_role, int out_role, const real* __restrict__ dt,
                               const real* __restrict__ grad, const int* __restrict__ nb,
