@@ -148,7 +148,7 @@ class WorkerPool(ProcessPoolExecutor):
         context.set_forkserver_preload(PRELOAD)
         super().__init__(jobs, mp_context=context, initializer=start_worker,
                          initargs=(threads, os.getpid(), mps))
-        self.jobs, self.mps = jobs, mps
+        self.jobs = jobs
 
     @property
     def broken(self):
