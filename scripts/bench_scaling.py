@@ -14,10 +14,13 @@ cores): t(the same grid on one rank) / t(N), the device doing the same work eith
 
 --exchange picks the way of the exchanges (backend/collectives.py): auto, nccl (launches inside
 the graph: NCCL, on the host backend MPI calls), host (host-staged), or several, comma-separated,
-measured side by side (rows with their "exchange"; one rank's reference rows once).
+measured side by side (rows with their "exchange"; one rank's reference rows once). A way with
+"_serial" (host_serial, say) runs without the overlap of the exchanges with the interior work
+(Decomposition's and BlockLaplacian's overlap=False), to measure what the overlap saves.
 
     python scripts/bench_scaling.py [--ranks 1,2] [--size2d 4096] [--size3d 256] [--poisson 128]
     python scripts/bench_scaling.py --ranks 1,2,4 --exchange nccl,host --workloads poisson3d
+    python scripts/bench_scaling.py --ranks 2 --exchange host,host_serial
     python scripts/bench_scaling.py --backend host --ranks 1,2 --size2d 64 --size3d 16 \
         --poisson 16 --steps 10
 """
@@ -72,7 +75,9 @@ def poisson_part(args, shape):
     comm = MPI.COMM_WORLD
     layout = block_layout(comm.Get_rank(), comm.Get_size(), shape)
     op = BlockLaplacian(comm, layout.block, shape, tuple(1 / n for n in shape),
-                        backend=args.backend, precision="fp32", exchange=args.exchange)
+                        backend=args.backend, precision="fp32",
+                        exchange=args.exchange.removesuffix("_serial"),
+                        overlap=not args.exchange.endswith("_serial"))
     cg = DistributedConjugateGradient(op, DistributedMultigrid(op, layout), rtol=1e-6)
     b = op.scatter(np.random.default_rng(0).uniform(-1, 1, shape))
     cg.solve(b)  # compiles
@@ -105,7 +110,9 @@ def rank_part(args):
     grid = grid_of(len(shape), shape)
     boundary = {side: "periodic" for side in ("x_lo", "x_hi", "y_lo", "y_hi", "z_lo", "z_hi")
                 [:2 * grid.ndim]}
-    decomposition = None if comm is None else Decomposition(comm, exchange=args.exchange)
+    decomposition = None if comm is None else Decomposition(
+        comm, exchange=args.exchange.removesuffix("_serial"),
+        overlap=not args.exchange.endswith("_serial"))
     solver = EulerSolver(grid, boundary, time_integrator="ssp_rk2", backend=args.backend,
                          decomposition=decomposition)
     x = grid.centres()
@@ -223,6 +230,7 @@ def table(report):
     for r in report["rows"]:
         sent = "-" if r["bytes_sent_per_step"] is None else f"{r['bytes_sent_per_step'] / 1e6:.2f}"
         its = f" [{r['iterations']}]" if "iterations" in r else ""
+        its += ", not overlapped" if r.get("exchange", "").endswith("_serial") else ""
         lines.append(f"{r['workload'] + str(r['ndim']) + 'd':>9} {r['mode']:>6} {r['ranks']:>5} "
                      f"{'x'.join(map(str, r['shape'])):>14} {r['step_ms']:>9.3f} "
                      f"{r['efficiency']:>5.2f} {sent:>8}  {r['path'] or 'one rank'}{its}")
@@ -239,8 +247,8 @@ def main(argv=None):
     p.add_argument("--workloads", default="euler2d,euler3d,poisson3d")
     p.add_argument("--steps", type=int, default=100)
     p.add_argument("--repeats", type=int, default=3)
-    p.add_argument("--exchange", default="auto", help="auto, nccl, host, or several "
-                   "comma-separated (backend/collectives.py)")
+    p.add_argument("--exchange", default="auto", help="auto, nccl, host (each maybe with "
+                   "_serial: no overlap), or several comma-separated (backend/collectives.py)")
     p.add_argument("--json", default="bench_scaling.json")
     p.add_argument("--rank-part", action="store_true", help=argparse.SUPPRESS)
     p.add_argument("--shape", help=argparse.SUPPRESS)

@@ -7,9 +7,10 @@ operator to a fixed vector and solves A x = b by MG-preconditioned CG on the hos
 gathers both onto every rank, and rank 0 writes them with the iteration counts and solve times
 (the least of the problem's "repeats", default 1) into the .npz (keys <name>_y, <name>_x,
 <name>_iterations, <name>_residual, <name>_seconds, <name>_gather, <name>_converged).
-A problem with "exchanges" (a list of BlockLaplacian's exchange ways) is solved once each way
-instead, on the rank counts of its "ranks" only, and its keys end in _<way> (x, iterations,
-residual, converged, path); with "graph": false the solves run eagerly.
+A problem with "exchanges" (a list of BlockLaplacian's exchange ways, each maybe with
+"_serial": no overlap of the exchanges with the interior) is solved once each way instead, on
+the rank counts of its "ranks" only, and its keys end in _<way> (x, iterations, residual,
+converged, path); with "graph": false the solves run eagerly.
 """
 
 import json
@@ -49,9 +50,9 @@ def right_hand_side(problem):
     return b - b.mean() if problem.get("singular") else b
 
 
-def build(problem, comm, exchange="auto"):
+def build(problem, comm, exchange="auto", overlap=True):
     """(layout, BlockLaplacian) of a problem on this rank, its exchanges going `exchange`'s
-    way; a periodic side's axis wraps."""
+    way, overlapped with the interior or not; a periodic side's axis wraps."""
     shape = tuple(problem["shape"])
     boundary = problem.get("boundary") or {}
     periodic = [boundary.get(f"{axis}_lo") == "periodic" for axis in "xyz"[:len(shape)]]
@@ -60,7 +61,7 @@ def build(problem, comm, exchange="auto"):
     op = BlockLaplacian(comm, layout.block, shape, tuple(1 / n for n in shape),
                         coefficient=coefficient(problem.get("coefficient"), shape),
                         boundary=boundary, backend="host", precision=problem["precision"],
-                        exchange=exchange)
+                        exchange=exchange, overlap=overlap)
     return layout, op
 
 
@@ -69,7 +70,8 @@ def run_ways(problem, comm):
     b = right_hand_side(problem)
     out = {}
     for way in problem["exchanges"]:
-        layout, op = build(problem, comm, way)
+        layout, op = build(problem, comm, way.removesuffix("_serial"),
+                           overlap=not way.endswith("_serial"))
         cg = DistributedConjugateGradient(op, DistributedMultigrid(op, layout),
                                           rtol=problem["rtol"], graph=problem.get("graph", True))
         x, info = cg.solve(op.scatter(b))

@@ -75,7 +75,8 @@ WAYS = [
                   "z_hi": "periodic", "y_lo": "neumann"}},
 ]
 WAY_RANKS = (2, 3)
-PROBLEMS += [{**p, "exchanges": ["host", "nccl"], "ranks": list(WAY_RANKS)} for p in WAYS]
+PROBLEMS += [{**p, "exchanges": ["host", "nccl", "host_serial", "nccl_serial"],
+              "ranks": list(WAY_RANKS)} for p in WAYS]
 
 
 @pytest.fixture(scope="module", params=[2, 3, 4], ids=lambda n: f"{n}ranks")
@@ -196,3 +197,43 @@ def test_in_graph_way_equals_host_staged(run, name):
     floor = 0 if p["precision"] == "fp64" else 4 * np.finfo(np.float32).eps * \
         spla.norm(A) * np.linalg.norm(x)
     assert np.linalg.norm(b - A @ x) <= p["rtol"] * np.linalg.norm(b) + floor
+
+
+@pytest.mark.parametrize("name", [p["name"] for p in WAYS])
+@pytest.mark.parametrize("way", ["host", "nccl"])
+def test_overlapped_exchanges_give_the_serial_bits(run, name, way):
+    """The passes run over the interior while the halo travels and over the cells beside the
+    blocks' sides after (overlap, the default): the same x, bit for bit, as one launch after
+    the halo has arrived."""
+    ranks, results = run
+    if ranks not in WAY_RANKS:
+        pytest.skip(f"run on {WAY_RANKS} ranks")
+    assert np.array_equal(results[f"{name}_x_{way}"], results[f"{name}_x_{way}_serial"])
+    assert results[f"{name}_iterations_{way}"] == results[f"{name}_iterations_{way}_serial"]
+
+
+@pytest.mark.parametrize("shape, neighbours", [
+    ((6, 5), (1, None, 2, 2)),
+    ((4, 3, 5), (None, 1, 0, 0, 3, None)),
+    ((7, 2), (1, 1, 2, 2)),  # two cells across y: no interior
+    ((5, 4), (None,) * 4),   # no neighbour: all interior
+])
+def test_regions_cover_the_block_once_and_the_interior_reads_no_halo(shape, neighbours):
+    from solvers.backend import get_backend
+    from solvers.backend.halo import PaddedHalo
+
+    halo = PaddedHalo(get_backend("host"), np.float32, shape, neighbours, collectives=None)
+    interior, shell = halo.regions()
+    count = np.zeros(shape, int)
+    for first, counts in ([interior] if interior else []) + shell:
+        count[tuple(slice(f, f + c) for f, c in zip(first, counts))] += 1
+    assert (count == 1).all()
+    if interior is None:
+        assert any(n <= (lo is not None) + (hi is not None)
+                   for n, lo, hi in zip(shape, neighbours[::2], neighbours[1::2]))
+        return
+    # A face neighbour of an interior cell beyond a side with a neighbour is never the halo.
+    for axis, n in enumerate(shape):
+        first, last = interior[0][axis], interior[0][axis] + interior[1][axis] - 1
+        assert first - 1 >= 0 or neighbours[2 * axis] is None
+        assert last + 1 <= n - 1 or neighbours[2 * axis + 1] is None

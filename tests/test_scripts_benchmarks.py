@@ -25,7 +25,8 @@ SMOKE_TESTS = {
     "bench_incompressible3d": ["--sizes", "16", "--repeats", "2", "--steps-per-graph", "4"],
     "bench_sweep": ["--variants", "4", "--n", "16", "--jobs", "2"],
     "bench_scaling": ["--ranks", "1,2", "--workloads", "euler3d,poisson3d", "--size3d", "8",
-                      "--poisson", "16", "--steps", "10", "--repeats", "1"],
+                      "--poisson", "16", "--steps", "10", "--repeats", "1",
+                      "--exchange", "host,host_serial"],
 }
 
 
@@ -38,8 +39,10 @@ def test_benchmark_smoke_test_runs(script, tmp_path, capsys):
     report = json.loads(out.read_text())
     assert report["wall_seconds"] > 0
     assert f"full results: {out}" in capsys.readouterr().out
-    if script == "bench_scaling":  # each workload on 1 and 2 ranks, weak and strong
-        assert not report["errors"] and len(report["rows"]) == 2 * 2 * 2
+    if script == "bench_scaling":  # each workload on 1 and 2 ranks, weak and strong, each way
+        assert not report["errors"] and len(report["rows"]) == 2 * 2 * 2 * 2
+        assert {r["exchange"] for r in report["rows"] if r["ranks"] == 2} == {
+            "host", "host_serial"}
     if script == "bench_euler":  # its out-of-package kernel, scripts/kernels/euler_floor.cu, ran
         assert report["copy_floor"]["s_per_step"]["graph"] > 0
         # and the time-to-solution part: each integrator to the end time (JAX where installed)

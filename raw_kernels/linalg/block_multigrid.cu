@@ -15,11 +15,14 @@
 //   block_residual      r = b - A x
 //   block_smooth_first  x = beta D^-1 b (the first smoothing step from x = 0)
 //   block_smooth        y = s x + alpha (x - y) + beta D^-1 (b - A x)   (mg_smooth's step)
+// The three that read x's neighbours (apply, residual, smooth) run over a box of the block's
+// cells, its first cell (i0, j0, k0) and counts (ni, nj, nk) the last arguments: the cells that
+// read no halo while the halo travels, the others once it has arrived.
 //   block_restrict      b_c = 2^-d P^T r, r's halo filled (edges and corners included); the
 //                       block's cells, nx ny nz, are the fine ones (even counts)
 //   block_prolong_add   x += P x_c, x_c's halo filled
-// Launch: one thread per (i, j), one z layer per block z, grid-stride loops over j and k
-// (block_restrict: per coarse cell).
+// Launch: one thread per (i, j) of the block or box, one z layer per block z, grid-stride loops
+// over j and k (block_restrict: per coarse cell).
 #include "prelude.h"
 
 #include "stencil_coef.h"
@@ -37,11 +40,14 @@ DEVICE int padded(int i, int j, int k, int nx, int ny)
     return (i + 1) + (nx + 2) * ((j + 1) + (ny + 2) * (k + OZ));
 }
 
-#define FOR_BLOCK_CELLS(nx, ny, nz)                                                           \
-    const int i = blockIdx.x * blockDim.x + threadIdx.x;                                      \
-    if (i >= nx) return;                                                                      \
-    for (int k = blockIdx.z; k < nz; k += gridDim.z)                                          \
-        for (int j = blockIdx.y * blockDim.y + threadIdx.y; j < ny; j += blockDim.y * gridDim.y)
+#define FOR_BOX_CELLS(i0, j0, k0, ni, nj, nk)                                                 \
+    const int i = i0 + blockIdx.x * blockDim.x + threadIdx.x;                                 \
+    if (i >= i0 + ni) return;                                                                 \
+    for (int k = k0 + blockIdx.z; k < k0 + nk; k += gridDim.z)                                \
+        for (int j = j0 + blockIdx.y * blockDim.y + threadIdx.y; j < j0 + nj;                 \
+             j += blockDim.y * gridDim.y)
+
+#define FOR_BLOCK_CELLS(nx, ny, nz) FOR_BOX_CELLS(0, 0, 0, nx, ny, nz)
 
 // Row of block cell (i, j, k) at padded index c: (A x)_c and A_cc.
 DEVICE void block_row(const real* __restrict__ x, const real* __restrict__ inv_coef, int c,
@@ -54,9 +60,10 @@ DEVICE void block_row(const real* __restrict__ x, const real* __restrict__ inv_c
 
 KERNEL void block_apply(const real* __restrict__ x, real* __restrict__ y,
                         const real* __restrict__ inv_coef, int nx, int ny, int nz, real wx,
-                        real wy, real wz, int dirichlet, int walls, int packed)
+                        real wy, real wz, int dirichlet, int walls, int packed, int i0,
+                        int j0, int k0, int ni, int nj, int nk)
 {
-    FOR_BLOCK_CELLS(nx, ny, nz) {
+    FOR_BOX_CELLS(i0, j0, k0, ni, nj, nk) {
         const int c = padded(i, j, k, nx, ny);
         real ax, diag;
         block_row(x, inv_coef, c, i, j, k, nx, ny, nz, wx, wy, wz, dirichlet, walls, &ax, &diag);
@@ -66,9 +73,10 @@ KERNEL void block_apply(const real* __restrict__ x, real* __restrict__ y,
 
 KERNEL void block_residual(const real* __restrict__ x, const real* __restrict__ b,
                            real* __restrict__ r, const real* __restrict__ inv_coef, int nx,
-                           int ny, int nz, real wx, real wy, real wz, int dirichlet, int walls)
+                           int ny, int nz, real wx, real wy, real wz, int dirichlet, int walls,
+                           int i0, int j0, int k0, int ni, int nj, int nk)
 {
-    FOR_BLOCK_CELLS(nx, ny, nz) {
+    FOR_BOX_CELLS(i0, j0, k0, ni, nj, nk) {
         const int c = padded(i, j, k, nx, ny);
         real ax, diag;
         block_row(x, inv_coef, c, i, j, k, nx, ny, nz, wx, wy, wz, dirichlet, walls, &ax, &diag);
@@ -91,9 +99,10 @@ KERNEL void block_smooth_first(const real* __restrict__ b, real* __restrict__ x,
 KERNEL void block_smooth(const real* __restrict__ x, real* __restrict__ y,
                          const real* __restrict__ b, const real* __restrict__ inv_coef, int nx,
                          int ny, int nz, real wx, real wy, real wz, int dirichlet, int walls,
-                         real scale, real alpha, real beta)
+                         real scale, real alpha, real beta, int i0, int j0, int k0, int ni,
+                         int nj, int nk)
 {
-    FOR_BLOCK_CELLS(nx, ny, nz) {
+    FOR_BOX_CELLS(i0, j0, k0, ni, nj, nk) {
         const int c = padded(i, j, k, nx, ny);
         real ax, diag;
         block_row(x, inv_coef, c, i, j, k, nx, ny, nz, wx, wy, wz, dirichlet, walls, &ax, &diag);

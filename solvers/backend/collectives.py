@@ -3,6 +3,7 @@ chosen once per solver by `collectives()`.
 
     coll = collectives(comm, backend, exchange)    # exchange: "auto", "nccl" or "host"
     parts = coll.bind_swap([(kind, array, peer), ...])   # kind "send" or "recv", in order
+    parts = coll.bind_swap(operations, during)   # launches `during` run while it travels
     parts = coll.bind_allgather(send, receive)     # receive: every rank's send, in rank order
     coll.in_graph                                   # whether the parts are launches only
     coll.path                                       # the way, in words (run summaries)
@@ -20,6 +21,11 @@ The three ways:
   host backend by default): the arrays are copied to page-locked host buffers inside the
   graph, the host exchanges them by MPI between graph segments (HostWork), and the next
   segment copies them back.
+
+A swap can overlap work: the launches `during` (which must not touch its arrays) run while the
+data travel, on a second stream forked and joined in the graph (NCCL), between the host's
+copy out and its MPI calls (host-staged), or simply after the swap (MPI calls as launches: the
+host backend runs everything in order).
 
 A swap's operations pair up between two ranks in the order they are issued (NCCL's rule; MPI
 keeps the order of messages of one tag): a rank's sends to a peer and the peer's receives from
@@ -73,9 +79,9 @@ class MpiLaunches:
     def __init__(self, comm, backend):
         self.comm, self.backend = comm, backend
 
-    def bind_swap(self, operations):
+    def bind_swap(self, operations, during=()):
         operations = list(operations)
-        return [self.backend.bind_call(lambda _: mpi_swap(self.comm, operations))]
+        return [self.backend.bind_call(lambda _: mpi_swap(self.comm, operations)), *during]
 
     def bind_allgather(self, send, receive):
         return [self.backend.bind_call(lambda _: self.comm.Allgather(send, receive))]
@@ -107,24 +113,32 @@ class HostStaged:
             self._mirrors[key] = (array, self.backend.pinned(array.shape, array.dtype))
         return self._mirrors[key][1]
 
-    def _staged(self, sent, work, received):
+    def _staged(self, sent, work, received, during=()):
         """Copies of the device arrays `sent` to their host copies, `work` (on the host
         copies) between graph segments once those copies are done, copies back into the
-        device arrays `received`."""
+        device arrays `received`; the launches `during` go to the device before the host
+        waits for the copies, and run while it works."""
         b = self.backend
+        out = [b.bind_copy(self._mirror(a), a) for a in sent]
+        back = [b.bind_copy(a, self._mirror(a)) for a in received]
+        if not during:
+            def run():
+                b.synchronize()
+                work()
+            return [*out, HostWork(run), *back]
+        copied = b.marker()
 
-        def run():
-            b.synchronize()
+        def run_after_copies():
+            copied.wait()
             work()
-        return ([b.bind_copy(self._mirror(a), a) for a in sent] + [HostWork(run)]
-                + [b.bind_copy(a, self._mirror(a)) for a in received])
+        return [*out, HostWork(copied.record), *during, HostWork(run_after_copies), *back]
 
-    def bind_swap(self, operations):
+    def bind_swap(self, operations, during=()):
         operations = list(operations)
         staged = [(kind, self._mirror(array), peer) for kind, array, peer in operations]
         return self._staged([a for kind, a, _ in operations if kind == "send"],
                             lambda: mpi_swap(self.comm, staged),
-                            [a for kind, a, _ in operations if kind == "recv"])
+                            [a for kind, a, _ in operations if kind == "recv"], during)
 
     def bind_allgather(self, send, receive):
         out, into = self._mirror(send), self._mirror(receive)

@@ -16,6 +16,11 @@ cells of the halo arrive too (the multigrid transfers read them). The halo beyon
 the whole grid (no neighbour) is never written. A periodic axis that is not split swaps with
 the rank itself.
 
+A stencil that reads only the face neighbours (the Laplacian's rows) needs only the faces of
+the halo: `bind_faces` packs every axis at once, swaps them in one exchange while launches
+that read no halo run (the block's interior cells, `regions`), and unpacks them (the edge and
+corner cells of the halo then hold stale values, which such a stencil never reads).
+
 A grid gathered onto every rank from the blocks (the multigrid's coarse level): each rank's
 block of it packed into a slot (bind_copy), the slots all-gathered, then `bind_unpack_blocks`
 puts them together into the whole grid and `bind_keep` cuts a block and its halo out of it.
@@ -107,6 +112,43 @@ class PaddedHalo:
                       self.kernels.halo_unpack.bind(blocks, THREADS, array, receive,
                                                     *self.extents, axis, sides)]
         return parts
+
+    def regions(self):
+        """The block's cells as boxes (first cell, cell counts per axis): the box of those that
+        read no halo cell through a face (None when there are none) and slabs covering the
+        others, one or two an axis with neighbours."""
+        first = [int(self.neighbours[2 * a] is not None) for a in range(self.ndim)]
+        last = [n - int(self.neighbours[2 * a + 1] is not None)
+                for a, n in enumerate(self.shape)]
+        if any(e <= f for f, e in zip(first, last)):
+            return None, [((0,) * self.ndim, self.shape)]
+        slabs, span = [], [(0, n) for n in self.shape]
+        for axis, n in enumerate(self.shape):
+            for lo, hi in ((0, first[axis]), (last[axis], n)):
+                if hi > lo:
+                    box = span[:axis] + [(lo, hi)] + span[axis + 1:]
+                    slabs.append((tuple(a for a, _ in box), tuple(e - a for a, e in box)))
+            span[axis] = (first[axis], last[axis])
+        return (tuple(first), tuple(e - f for f, e in zip(first, last))), slabs
+
+    def bind_faces(self, array, during=()):
+        """The parts that fill the faces of the padded `array`'s halo from the neighbours'
+        blocks in one exchange of every axis, the launches `during` (which must not read the
+        halo) run while it travels: the pack launches, the swap's parts, the unpack launches."""
+        check_vector(self.backend, array, self.size, self.dtype, "array")
+        if not self.axes:
+            return list(during)
+        packs, swap, unpacks = [], [], []
+        for axis, lo, hi, send, receive in self.axes:
+            blocks = -(-send.size // THREADS)
+            sides = int(lo is not None) | int(hi is not None) << 1
+            packs.append(self.kernels.halo_pack.bind(blocks, THREADS, array, send,
+                                                     *self.extents, axis))
+            swap += [(kind, buffer.reshape(2, -1)[side], peer)
+                     for kind, buffer, side, peer in side_transfers((lo, hi), send, receive)]
+            unpacks.append(self.kernels.halo_unpack.bind(blocks, THREADS, array, receive,
+                                                         *self.extents, axis, sides))
+        return [*packs, *self.collectives.bind_swap(swap, during), *unpacks]
 
     def bind_copy(self, packed, padded, to_padded):
         """A launch copying the block's cells between `packed` (i + nx (j + ny k)) and the

@@ -50,13 +50,16 @@ class NcclComm:
         self.nccl, self.backend = nccl, backend
         uid = comm.bcast(nccl.get_unique_id() if comm.Get_rank() == 0 else None)
         self.comm = nccl.NcclCommunicator(comm.Get_size(), uid, comm.Get_rank())
+        self.side = backend.cupy.cuda.Stream(non_blocking=True)  # the overlapped swaps'
 
     def _type(self, array):
         return getattr(self.nccl, NCCL_TYPES[np.dtype(array.dtype)])
 
-    def bind_swap(self, operations):
+    def bind_swap(self, operations, during=()):
         """The (kind "send" or "recv", device array, peer rank) of `operations`, in order, as
-        one NCCL group."""
+        one NCCL group; with launches `during`, the group goes to a second stream forked from
+        the backend's (an event each way, so a graph captures the fork and the join) and
+        `during` runs on the backend's stream meanwhile."""
         operations = [(self.comm.send if kind == "send" else self.comm.recv, array, peer)
                       for kind, array, peer in operations]
 
@@ -65,7 +68,20 @@ class NcclComm:
             for call, array, peer in operations:
                 call(array.data.ptr, array.size, self._type(array), peer, stream)
             self.nccl.groupEnd()
-        return [self.backend.bind_call(swap)]
+        if not during:
+            return [self.backend.bind_call(swap)]
+        # Fork: the side stream waits for the work so far; join: the backend's for the swap.
+        cuda = self.backend.cupy.cuda
+        forked, swapped = cuda.Event(disable_timing=True), cuda.Event(disable_timing=True)
+        side = self.side
+
+        def fork(_):
+            forked.record(self.backend.stream)
+            side.wait_event(forked)
+            swap(side.ptr)
+            swapped.record(side)
+        return [self.backend.bind_call(fork), *during,
+                self.backend.bind_call(lambda _: self.backend.stream.wait_event(swapped))]
 
     def bind_allgather(self, send, receive):
         """receive = every rank's `send` (equal sizes), in rank order."""

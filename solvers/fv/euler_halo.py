@@ -18,6 +18,8 @@ Two paths carry the swaps:
   folded rate are copied to page-locked host buffers inside the step's graph, MPI swaps them
   between graph segments, and the next segment copies them in. The rates and the first stage's
   halos travel in one swap, so a step waits on the host once a stage.
+Either way the later stages' blocks that read no halo run while the halos travel (in the graph
+by NCCL on a second stream, forked and joined in the graph), the others once they have arrived.
 """
 
 import numpy as np
@@ -89,6 +91,7 @@ class EulerBlock:
         # The path of the swaps (module docstring): launches in the graph, or host-staged.
         way = collectives(self.comm, backend, decomposition.exchange)
         self.path = way.path  # in words (the run summary's)
+        self.overlap = decomposition.overlap
         self.nccl = way if way.in_graph else None
         if self.nccl is None:
             self.send_host = backend.pinned(self.send.shape, dtype)
@@ -110,14 +113,12 @@ class EulerBlock:
         # parity names as new: it is packed and swapped with the rates, before dt is known.
         parts = self._swap(self._pack_launch(buffers, clock.parity, ROLE_NEW), clock)
         parts += [finish_dt, bind_stage(0)]
-        # The later stages: the blocks that read no halo run while the halos travel (staged
-        # through the host), the others after.
-        interior, boundary = self.regions(launch, reach)
+        # The later stages: the blocks that read no halo run while the halos travel, the
+        # others after.
+        interior, boundary = (self.regions(launch, reach) if self.overlap else
+                              ([], [_first_and_count([(0, count) for count in launch])]))
         for k, (_, src, _) in enumerate(stages[1:], start=1):
             pack = self._pack_launch(buffers, clock.parity, src)
-            if self.nccl is not None:
-                parts += self._swap(pack) + [bind_stage(k)]
-                continue
             inside = [bind_stage(k, *box) for box in interior]
             parts += self._swap(pack, during=inside) + [bind_stage(k, *box) for box in boundary]
         return parts
@@ -152,14 +153,14 @@ class EulerBlock:
     def _swap(self, pack, clock=None, during=()):
         """The parts that fill the halos from the neighbours' packs (pack: the launch packing
         this block's), and with the clock make rates[0] the largest rate of all blocks;
-        `during`: launches that read no halo, run while the host swaps (host-staged)."""
+        `during`: launches that read no halo, run while the halos travel."""
         rate = None if clock is None else clock.rates[0:1]
         fold = [] if clock is None else [clock.fold_rates]
         if self.nccl is not None:
             ops = [(kind, buffer[self.offsets[side]:self.offsets[side + 1]], peer)
                    for kind, buffer, side, peer in self._transfers(self.send, self.halos)]
             return [*fold, *(self.nccl.bind_max(rate) if clock else []), pack,
-                    *self.nccl.bind_swap(ops)]
+                    *self.nccl.bind_swap(ops, during)]
         b = self.backend
         out = [pack, b.bind_copy(self.send_host, self.send)]
         back = [b.bind_copy(self.halos, self.halos_host)]

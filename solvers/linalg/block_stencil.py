@@ -15,6 +15,13 @@ launches in the graph where every rank has a GPU of its own, else host-staged (H
 graph segments); "nccl" asks for launches in the graph (on the host backend: MPI calls as
 launches); "host" for host-staged.
 
+A pass that reads the face neighbours (y = A x, the multigrid's residual and smoothing steps:
+`bind_stencil`) overlaps its exchange with overlap=True (the default): the halo's faces travel
+in one exchange while the pass runs over the block's interior cells, and the cells next to
+the sides towards other blocks follow once the halo has arrived (PaddedHalo.regions); the
+same cells get the same arithmetic, so the bits do not change. With overlap=False the halo is
+exchanged axis by axis before one launch over the block.
+
 Every rank passes the whole grid's description: shape, spacing, boundary, and a coefficient
 that is a number or an array of the whole grid (each rank keeps its block and the halo cells
 of it). A side of the block towards another block reads the halo; a side of the whole grid
@@ -58,6 +65,11 @@ def compiled_kernels():
             yield SOURCE, kernel_defines(ndim, variable)
 
 
+def box_arguments(first, counts):
+    """The last six arguments of a box launch: the first cell and the counts along x, y, z."""
+    return (*(*first, 0)[:3], *(*counts, 1)[:3])
+
+
 def launch_grid(shape):
     """The grid of the block kernels over cells of `shape`: (i, j) tiles of BLOCK, one z layer
     per block z."""
@@ -68,13 +80,14 @@ def launch_grid(shape):
 class BlockLaplacian:
     """y = A x on `block` (a mesh.decomposition.Block) of the grid of `shape` cells, for the
     ranks of `comm`; spacing, coefficient, boundary, backend and precision as StencilLaplacian's;
-    exchange: the way of the exchanges, or collectives: one already chosen (see the module
-    docstring)."""
+    exchange: the way of the exchanges, or collectives: one already chosen; overlap: whether
+    passes run over the interior while their halo travels (see the module docstring)."""
 
     name = "block_laplacian"
 
     def __init__(self, comm, block, shape, spacing, coefficient=None, boundary=None,
-                 backend="auto", precision="fp32", exchange="auto", collectives=None):
+                 backend="auto", precision="fp32", exchange="auto", collectives=None,
+                 overlap=True):
         self.comm, self.block = comm, block
         self.shape, self.spacing, self.coefficient, self.boundary = check_problem(
             shape, spacing, coefficient, boundary, KINDS + ("periodic",))
@@ -99,6 +112,8 @@ class BlockLaplacian:
         self.collectives = collectives or choose_collectives(comm, backend, exchange)
         self.halo = PaddedHalo(backend, dtype, self.local_shape, block.neighbours,
                                self.collectives)
+        self.overlap = bool(overlap)
+        self.interior, self.shell = self.halo.regions()
         if self.variable:
             around = self.coefficient
             for axis in range(self.ndim):  # the halo: a wrapped cell or the edge's (unread)
@@ -122,20 +137,28 @@ class BlockLaplacian:
         """The parts filling the halo of a padded array from the neighbouring blocks."""
         return self.halo.bind(padded)
 
+    def bind_stencil(self, padded, launch):
+        """The parts of a pass over the block that reads the face neighbours in `padded`:
+        launch(first, counts), a launch over a box of the block's cells, and the exchange of
+        `padded`'s halo (overlapped: see the module docstring)."""
+        if self.overlap and self.interior is not None:
+            return [*self.halo.bind_faces(padded, [launch(*self.interior)]),
+                    *(launch(*box) for box in self.shell)]
+        return [*self.exchange(padded), launch((0,) * self.ndim, self.local_shape)]
+
     def bind(self, x, y):
         """y = A x for vectors of the block's cells: a LaunchSequence of a copy into a padded
-        array, the halo exchange's parts and the stencil launch."""
+        array, the halo exchange's parts and the stencil launches."""
         check_vector(self.backend, x, self.n, self.dtype, "x")
         check_vector(self.backend, y, self.n, self.dtype, "y")
         work = self._padded_x
-        parts = [self.halo.bind_copy(x, work, to_padded=True), *self.exchange(work),
-                 self.bind_padded(work, y, packed=True)]
-        return LaunchSequence(self, parts)
 
-    def bind_padded(self, x, y, packed=False):
-        """The launch y = A x from a padded x whose halo is filled; y packed or padded."""
-        return self.kernels.block_apply.bind(launch_grid(self.local_shape), BLOCK, x, y,
-                                             *self.args(), int(packed))
+        def apply(first, counts):
+            return self.kernels.block_apply.bind(launch_grid(counts), BLOCK, work, y,
+                                                 *self.args(), 1,
+                                                 *box_arguments(first, counts))
+        parts = [self.halo.bind_copy(x, work, to_padded=True), *self.bind_stencil(work, apply)]
+        return LaunchSequence(self, parts)
 
     def coarsened(self, block):
         """The operator of the next multigrid level on `block` (its cells halved): spacing
@@ -143,7 +166,8 @@ class BlockLaplacian:
         return BlockLaplacian(self.comm, block, tuple(n // 2 for n in self.shape),
                               tuple(2 * h for h in self.spacing),
                               coarsen_coefficient(self.coefficient), self.boundary,
-                              self.backend, self.precision, collectives=self.collectives)
+                              self.backend, self.precision, collectives=self.collectives,
+                              overlap=self.overlap)
 
     # -- the whole grid's vectors ------------------------------------------------------------
     def scatter(self, whole):

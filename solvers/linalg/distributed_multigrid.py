@@ -10,7 +10,9 @@ Levels 0 ... g - 1 (g = layout.gather) are distributed: each rank runs the singl
 kernels on its block (raw_kernels/linalg/block_multigrid.cu, the same rows and transfer weights
 as multigrid.cu), and the one-cell halo of the array a pass reads is exchanged before it: the
 iterate before each smoothing step and the residual, the residual again before the restriction
-(its edge and corner cells too), the coarse correction before the prolongation. Level g is
+(its edge and corner cells too), the coarse correction before the prolongation; the passes
+that read only face neighbours (smoothing, residual) overlap their exchange with the interior
+cells (BlockLaplacian.bind_stencil). Level g is
 gathered: every rank packs its block of the restricted residual into a slot as large as the
 largest block's, the slots are all-gathered onto every rank, a kernel puts them together into
 the whole level-g grid, every rank runs one V-cycle of a GeometricMultigrid of it (levels g ...
@@ -45,7 +47,7 @@ import numpy as np
 from ..backend.halo import check_vector
 from .amg import AlgebraicMultigrid
 from .block_layout import aligned_block
-from .block_stencil import BLOCK, BlockLaplacian, launch_grid
+from .block_stencil import BLOCK, BlockLaplacian, box_arguments, launch_grid
 from .multigrid import GeometricMultigrid, Smoothing
 from .operator import LaunchSequence, overlap
 from .stencil import SIDES, StencilLaplacian, laplacian_matrix
@@ -151,11 +153,18 @@ class DistributedMultigrid:
             if zero_start and m == 0:
                 parts.append(k.block_smooth_first.bind(grid, BLOCK, b, target, *op.args(), beta))
             else:
-                parts += [*op.exchange(source),
-                          k.block_smooth.bind(grid, BLOCK, source, target, b, *op.args(), scale,
-                                              alpha, beta)]
+                parts += op.bind_stencil(source, self._launch(
+                    k.block_smooth, source, target, b, *op.args(), scale, alpha, beta))
             target, source = source, target
         return source
+
+    @staticmethod
+    def _launch(kernel, *arguments):
+        """launch(first, counts): `kernel` with `arguments` over a box of the block's cells."""
+        def launch(first, counts):
+            return kernel.bind(launch_grid(counts), BLOCK, *arguments,
+                               *box_arguments(first, counts))
+        return launch
 
     def _bind_level(self, level, parts):
         """Append the parts solving level `level` approximately for its b, into its x."""
@@ -167,8 +176,8 @@ class DistributedMultigrid:
         # Pre- and post-smoothing write 2 sweeps times alternately; starting in y ends in x.
         current = self._smooth(level, y, x, self.smoothing.pre_steps, True, parts)
         coarse = self.operators[level + 1]
-        parts += [*op.exchange(current),
-                  k.block_residual.bind(grid, BLOCK, current, self._b[level], r, *op.args()),
+        parts += [*op.bind_stencil(current, self._launch(k.block_residual, current,
+                                                         self._b[level], r, *op.args())),
                   *op.exchange(r),
                   k.block_restrict.bind(launch_grid(coarse.local_shape), BLOCK, r,
                                         self._b[level + 1], *(*op.local_shape, 1)[:3],

@@ -70,6 +70,7 @@ class MacBlock:
                                    dims=decomposition.dims or None, periodic=self.periodic)
         self.block = block = self.layout.block
         self.collectives = collectives(self.comm, backend, decomposition.exchange)
+        self.overlap = decomposition.overlap
         self.local = block_grid(grid, block)
         self.neighbours = block.neighbours
         self.codes = tuple(BC_HALO if other is not None else code

@@ -56,7 +56,7 @@ def distributed_pressure_solver(parallel, shape, spacing, kinds, preconditioner_
                          f"several MPI ranks (use {' or '.join(DISTRIBUTED)})")
     operator = BlockLaplacian(parallel.comm, parallel.layout.block, shape, spacing,
                               boundary=dict(kinds), backend=backend, precision=precision,
-                              collectives=parallel.collectives)
+                              collectives=parallel.collectives, overlap=parallel.overlap)
     layout = parallel.layout
     m = DistributedMultigrid(operator, layout) if preconditioner_name == "multigrid" else None
     solver = DistributedConjugateGradient(operator, m, rtol=rtol, maxiter=maxiter, atol=atol)
