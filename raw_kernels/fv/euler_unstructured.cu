@@ -88,28 +88,32 @@ void euler_gradients(real* __restrict__ state_a, real* __restrict__ state_b,
         }
     }
     // grad = M^-1 sum (M^-1 symmetric, its upper triangle row by row).
-    real inv[DIM][DIM];
+    real inv[DIM][DIM], g[NVAR][DIM];
     for (int a = 0, e = 0; a < DIM; ++a)
         for (int b = a; b < DIM; ++b, ++e) inv[a][b] = inv[b][a] = lsq[e * n + c];
-    for (int v = 0; v < NVAR; ++v) {
-        real g[DIM];
+    for (int v = 0; v < NVAR; ++v)
         for (int a = 0; a < DIM; ++a) {
-            g[a] = R(0);
-            for (int b = 0; b < DIM; ++b) g[a] = fma(inv[a][b], sum[v * DIM + b], g[a]);
+            g[v][a] = R(0);
+            for (int b = 0; b < DIM; ++b) g[v][a] = fma(inv[a][b], sum[v * DIM + b], g[v][a]);
         }
-        // A gradient limiter: the factor of the face whose value overshoots the range most.
-        if (limiter >= LIMITER_BARTH_JESPERSEN) {
-            real phi = R(1);
-            for (int k = 0; k < faces; ++k) {
-                real rk[DIM];
-                for (int a = 0; a < DIM; ++a) rk[a] = slot_vector(r, m, k, c, a);
-                phi = fmin(phi, limiter_factor(limiter, dot(g, rk), lo[v] - w[v], hi[v] - w[v],
-                                               eps2[c]));
-            }
-            for (int a = 0; a < DIM; ++a) g[a] *= phi;
+    // A gradient limiter: per variable the factor of the face whose value overshoots the
+    // range most. One face loop around the variables' loops (a variable loop around a face
+    // loop is not unrolled, and the arrays it indexes go to local memory).
+    if (limiter >= LIMITER_BARTH_JESPERSEN) {
+        real phi[NVAR];
+        for (int v = 0; v < NVAR; ++v) phi[v] = R(1);
+        for (int k = 0; k < faces; ++k) {
+            real rk[DIM];
+            for (int a = 0; a < DIM; ++a) rk[a] = slot_vector(r, m, k, c, a);
+            for (int v = 0; v < NVAR; ++v)
+                phi[v] = fmin(phi[v], limiter_factor(limiter, dot(g[v], rk), lo[v] - w[v],
+                                                     hi[v] - w[v], eps2[c]));
         }
-        for (int a = 0; a < DIM; ++a) grad[(v * DIM + a) * n + c] = g[a];
+        for (int v = 0; v < NVAR; ++v)
+            for (int a = 0; a < DIM; ++a) g[v][a] *= phi[v];
     }
+    for (int v = 0; v < NVAR; ++v)
+        for (int a = 0; a < DIM; ++a) grad[(v * DIM + a) * n + c] = g[v][a];
 }
 
 // The gradients of cell c's primitive variables, g[v][a] = d w_v / d x_a (MUSCL only).
