@@ -1,4 +1,4 @@
-"""Registers, stack frame and spills of a kernel source's entries, as ptxas reports them when
+"""Registers, stack frame and spills of a kernel source's functions, as ptxas reports them when
 NVRTC compiles the source for one architecture on this machine (no GPU needed: compile-time
 figures, not a measurement). tests/test_fv_euler_unstructured_resources.py imports it.
 
@@ -13,11 +13,18 @@ from pathlib import Path
 from solvers.backend.cuda import NVRTC_FLAGS
 from solvers.backend.source import define_flags, load_source
 
-# ptxas -v: an entry's name, then its stack and spills, then its registers.
-_ENTRY = re.compile(r"Compiling entry function '(\w+)'")
+# ptxas -v: a function's name (an entry's, or an out-of-line device function's), then its stack
+# and spills, then (an entry's) registers.
+_FUNCTION = re.compile(r"(?:Compiling entry function '|Function properties for )(\w+)")
 _STACK = re.compile(r"(\d+) bytes stack frame, (\d+) bytes spill stores, (\d+) bytes spill loads")
 _REGISTERS = re.compile(r"Used (\d+) registers")
 FIELDS = ("registers", "stack", "spill_stores", "spill_loads")
+
+
+def program_log(nvrtc, program):
+    """An NVRTC program's log as text (ptxas -v writes NUL characters into it)."""
+    log = nvrtc.getProgramLog(program)
+    return (log.decode() if isinstance(log, bytes) else log).replace("\0", "")
 
 
 def ptxas_log(nvrtc, source, defines, arch="sm_90", real_bits=32):
@@ -28,21 +35,23 @@ def ptxas_log(nvrtc, source, defines, arch="sm_90", real_bits=32):
     program = nvrtc.createProgram(load_source(source), str(source), [], [])
     try:
         nvrtc.compileProgram(program, options)
-    finally:
-        log = nvrtc.getProgramLog(program)
-    return (log.decode() if isinstance(log, bytes) else log).replace("\0", "")
+    except nvrtc.NVRTCError as error:
+        raise RuntimeError(f"NVRTC failed on {source} with {options}:\n"
+                           f"{program_log(nvrtc, program)}") from error
+    return program_log(nvrtc, program)
 
 
 def parse_resources(log):
-    """{entry: {registers, stack, spill_stores, spill_loads}} from a ptxas -v log."""
-    found, entry = {}, None
+    """{function: {registers, stack, spill_stores, spill_loads}} from a ptxas -v log (registers
+    of entries only)."""
+    found, current = {}, None
     for line in log.splitlines():
-        if match := _ENTRY.search(line):
-            entry = found.setdefault(match.group(1), {})
-        elif entry is not None and (match := _STACK.search(line)):
-            entry.update(zip(FIELDS[1:], map(int, match.groups())))
-        elif entry is not None and (match := _REGISTERS.search(line)):
-            entry["registers"] = int(match.group(1))
+        if match := _FUNCTION.search(line):
+            current = found.setdefault(match.group(1), {})
+        elif current is not None and (match := _STACK.search(line)):
+            current.update(zip(FIELDS[1:], map(int, match.groups())))
+        elif current is not None and (match := _REGISTERS.search(line)):
+            current["registers"] = int(match.group(1))
     return found
 
 
@@ -68,7 +77,7 @@ def main():
 
     source = Path(args.source) if Path(args.source).is_file() else args.source
     table = kernel_resources(nvrtc, source, dict(args.defines), args.arch, args.real_bits)
-    print(f"{'kernel':<24}" + "".join(f"{field:>14}" for field in FIELDS))
+    print(f"{'function':<24}" + "".join(f"{field:>14}" for field in FIELDS))
     for name, figures in table.items():
         print(f"{name:<24}" + "".join(f"{figures.get(field, '-'):>14}" for field in FIELDS))
 

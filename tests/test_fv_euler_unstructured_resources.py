@@ -27,7 +27,6 @@ VARIANTS = [defines for source, defines in compiled_kernels() if source == SOURC
                          ids=[f"dim{d['DIM']}-riemann{d['RIEMANN']}" for d in VARIANTS])
 def test_stage_kernels_use_no_local_memory(defines):
     found = kernel_resources(nvrtc(), SOURCE, defines, arch="sm_90", real_bits=32)
-    for kernel in KERNELS:
-        figures = found[kernel]
-        assert (figures["stack"], figures["spill_stores"], figures["spill_loads"]) == (0, 0, 0), (
-            kernel, figures)
+    local = {kernel: found[kernel] for kernel in KERNELS
+             if any(found[kernel][field] for field in ("stack", "spill_stores", "spill_loads"))}
+    assert not local, local
