@@ -88,78 +88,87 @@ void euler_gradients(real* __restrict__ state_a, real* __restrict__ state_b,
         }
     }
     // grad = M^-1 sum (M^-1 symmetric, its upper triangle row by row).
-    real inv[DIM][DIM];
+    real inv[DIM][DIM], g[NVAR][DIM];
     for (int a = 0, e = 0; a < DIM; ++a)
         for (int b = a; b < DIM; ++b, ++e) inv[a][b] = inv[b][a] = lsq[e * n + c];
-    for (int v = 0; v < NVAR; ++v) {
-        real g[DIM];
-        for (int a = 0; a < DIM; ++a) {
-            g[a] = R(0);
-            for (int b = 0; b < DIM; ++b) g[a] = fma(inv[a][b], sum[v * DIM + b], g[a]);
-        }
-        // A gradient limiter: the factor of the face whose value overshoots the range most.
-        if (limiter >= LIMITER_BARTH_JESPERSEN) {
-            real phi = R(1);
-            for (int k = 0; k < faces; ++k) {
-                real rk[DIM];
-                for (int a = 0; a < DIM; ++a) rk[a] = slot_vector(r, m, k, c, a);
-                phi = fmin(phi, limiter_factor(limiter, dot(g, rk), lo[v] - w[v], hi[v] - w[v],
-                                               eps2[c]));
-            }
-            for (int a = 0; a < DIM; ++a) g[a] *= phi;
-        }
-        for (int a = 0; a < DIM; ++a) grad[(v * DIM + a) * n + c] = g[a];
-    }
-}
-
-// The gradients of cell c's primitive variables, g[v][a] = d w_v / d x_a (MUSCL only).
-DEVICE void load_gradients(int reconstruction, const real* grad, int n, int c,
-                           real g[NVAR][DIM])
-{
     for (int v = 0; v < NVAR; ++v)
-        for (int a = 0; a < DIM; ++a)
-            g[v][a] = reconstruction == FIRST_ORDER ? R(0) : grad[(v * DIM + a) * n + c];
+        for (int a = 0; a < DIM; ++a) {
+            g[v][a] = R(0);
+            for (int b = 0; b < DIM; ++b) g[v][a] = fma(inv[a][b], sum[v * DIM + b], g[v][a]);
+        }
+    // A gradient limiter: per variable the factor of the face whose value overshoots the
+    // range most. One face loop around the variables' loops (a variable loop around a face
+    // loop is not unrolled, and the arrays it indexes go to local memory).
+    if (limiter >= LIMITER_BARTH_JESPERSEN) {
+        real phi[NVAR];
+        for (int v = 0; v < NVAR; ++v) phi[v] = R(1);
+        for (int k = 0; k < faces; ++k) {
+            real rk[DIM];
+            for (int a = 0; a < DIM; ++a) rk[a] = slot_vector(r, m, k, c, a);
+            for (int v = 0; v < NVAR; ++v)
+                phi[v] = fmin(phi[v], limiter_factor(limiter, dot(g[v], rk), lo[v] - w[v],
+                                                     hi[v] - w[v], eps2[c]));
+        }
+        for (int v = 0; v < NVAR; ++v)
+            for (int a = 0; a < DIM; ++a) g[v][a] *= phi[v];
+    }
+    for (int v = 0; v < NVAR; ++v)
+        for (int a = 0; a < DIM; ++a) grad[(v * DIM + a) * n + c] = g[v][a];
 }
 
-// The value on cell `here`'s side of a face at offset rf from its centroid, toward the far
-// state `far` at offset df (a neighbour's centroid or a ghost's), with the cell's gradients g.
-DEVICE void side_value(int reconstruction, int limiter, const real here[NVAR],
-                       const real g[NVAR][DIM], const real rf[DIM], const real df[DIM],
-                       const real far[NVAR], real out[NVAR])
+// How a stage reconstructs face values: order (FIRST_ORDER or MUSCL) and limiter, from the
+// cells' gradients in grad (MUSCL); predicted: moved half a step (half_dt) on (MUSCL-Hancock).
+struct Reconstruction {
+    int order, limiter;
+    bool predicted;
+    real half_dt;
+    const real* grad;
+};
+
+// The value on cell c's side of a face at offset rf from its centroid, toward the far state
+// `far` at offset df (a neighbour's centroid or a ghost's), from the cell's primitive state w
+// and its gradients d w_v / d x_a, read from rec.grad a variable at a time where they are used
+// (this cell's and the neighbour's held at once, the 3D stage kernel spilled registers).
+DEVICE void face_value(const Reconstruction& rec, const Cells& m, int c, const real w[NVAR],
+                       const real rf[DIM], const real df[DIM], const real far[NVAR],
+                       real out[NVAR])
 {
-    if (reconstruction == FIRST_ORDER) {
-        for (int v = 0; v < NVAR; ++v) out[v] = here[v];
+    if (rec.order == FIRST_ORDER) {
+        for (int v = 0; v < NVAR; ++v) out[v] = w[v];
         return;
     }
+    const real* grad = rec.grad + c;
     const real scale = R(2) * dot(rf, df) / dot(df, df);
+    // The predictor's divergence of the velocity and pressure gradient.
+    real div = R(0), grad_p[DIM] = {};
+    if (rec.predicted) {
+        for (int a = 0; a < DIM; ++a) {
+            div += grad[((1 + a) * DIM + a) * m.n];
+            grad_p[a] = grad[(VAR_E * DIM + a) * m.n];
+        }
+    }
     for (int v = 0; v < NVAR; ++v) {
-        if (limiter >= LIMITER_BARTH_JESPERSEN) {
-            out[v] = here[v] + dot(g[v], rf);
+        real g[DIM];
+        for (int a = 0; a < DIM; ++a) g[a] = grad[(v * DIM + a) * m.n];
+        if (rec.limiter >= LIMITER_BARTH_JESPERSEN) {
+            out[v] = w[v] + dot(g, rf);
         } else {
             // The structured solver's MUSCL along the line to the far side: the upwind
             // difference from the gradient, the downwind one from the far state.
-            const real down = far[v] - here[v];
-            const real up = R(2) * dot(g[v], df) - down;
-            out[v] = here[v] + scale * limited_half_slope(limiter, up, down);
+            const real down = far[v] - w[v];
+            const real up = R(2) * dot(g, df) - down;
+            out[v] = w[v] + scale * limited_half_slope(rec.limiter, up, down);
         }
-    }
-}
-
-// MUSCL-Hancock's predictor: the face value `out` of a cell with primitive state w and
-// gradients g moved on by half a step, out += (dt / 2) dw/dt, with dw/dt from the
-// primitive-variable equations: rho_t = -v.grad rho - rho div v, v_t = -(v.grad) v -
-// grad p / rho, p_t = -v.grad p - gamma p div v.
-DEVICE void predict(const real w[NVAR], const real g[NVAR][DIM], real gamma, real half_dt,
-                    real out[NVAR])
-{
-    real div = R(0);
-    for (int a = 0; a < DIM; ++a) div += g[1 + a][a];
-    for (int v = 0; v < NVAR; ++v) {
-        real rate = -dot(w + 1, g[v]);
-        if (v == 0) rate -= w[0] * div;
-        else if (v == VAR_E) rate -= gamma * w[VAR_E] * div;
-        else rate -= g[VAR_E][v - 1] / w[0];
-        out[v] = fma(half_dt, rate, out[v]);
+        // MUSCL-Hancock's predictor: out += (dt / 2) dw/dt, with dw/dt from the
+        // primitive-variable equations: rho_t = -v.grad rho - rho div v, v_t = -(v.grad) v -
+        // grad p / rho, p_t = -v.grad p - gamma p div v.
+        if (rec.predicted) {
+            real rate = -dot(w + 1, g);
+            if (v == 0) rate -= w[0] * div;
+            else if (v == VAR_E) rate -= m.gamma * w[VAR_E] * div;
+            else rate -= grad_p[v - 1] / w[0];
+            out[v] = fma(rec.half_dt, rate, out[v]);
+        }
     }
 }
 
@@ -187,12 +196,10 @@ void euler_stage(real* __restrict__ state_a, real* __restrict__ state_b,
             const StageBuffers buf = stage_buffers(u_role, out_role, parity, state_a, state_b,
                                                    scratch);
             const Gas gas = {gamma, R(1) / (gamma - R(1))};
-            const real half_dt = R(0.5) * dt[0];
-            const bool predicted = hancock && reconstruction != FIRST_ORDER;
-            real old[NVAR], here[NVAR], acc[NVAR], g_here[NVAR][DIM];
-            load_cell(buf.u, n, c, old);
-            primitive(old, gamma, here);
-            load_gradients(reconstruction, grad, n, c, g_here);
+            const Reconstruction rec = {reconstruction, limiter,
+                                        hancock && reconstruction != FIRST_ORDER,
+                                        R(0.5) * dt[0], grad};
+            real acc[NVAR];
             for (int v = 0; v < NVAR; ++v) acc[v] = R(0);
             for (int k = 0; k < faces; ++k) {
                 if (nb[k * n + c] == c) continue;  // an unused slot
@@ -202,10 +209,12 @@ void euler_stage(real* __restrict__ state_a, real* __restrict__ state_b,
                     rk[a] = slot_vector(r, m, k, c, a);
                     dk[a] = slot_vector(d, m, k, c, a);
                 }
-                real far[NVAR], left[NVAR], right[NVAR];
+                // This cell's state, read again each face (as its gradients, in face_value):
+                // kept through the loop with its conserved form, the 3D kernel spilled.
+                real here[NVAR], far[NVAR], left[NVAR], right[NVAR];
+                cell_primitive(buf.u, m, c, here);
                 const int j = far_side(buf.u, m, k, c, here, far);
-                side_value(reconstruction, limiter, here, g_here, rk, dk, far, left);
-                if (predicted) predict(here, g_here, gamma, half_dt, left);
+                face_value(rec, m, c, here, rk, dk, far, left);
                 if (j >= 0) {
                     // The neighbour's side: offsets from its centroid, toward this cell.
                     real rj[DIM], dj[DIM];
@@ -213,10 +222,7 @@ void euler_stage(real* __restrict__ state_a, real* __restrict__ state_b,
                         rj[a] = rk[a] - dk[a];
                         dj[a] = -dk[a];
                     }
-                    real g_far[NVAR][DIM];
-                    load_gradients(reconstruction, grad, n, j, g_far);
-                    side_value(reconstruction, limiter, far, g_far, rj, dj, here, right);
-                    if (predicted) predict(far, g_far, gamma, half_dt, right);
+                    face_value(rec, m, j, far, rj, dj, here, right);
                 } else {
                     ghost_state(left, nk, -1 - j, m, right);
                 }
@@ -228,7 +234,8 @@ void euler_stage(real* __restrict__ state_a, real* __restrict__ state_b,
             // The update, blended with U^n where the stage blends.
             const real* start = buf.u0 + c;
             const real scale = -dt[0] * inv_vol[c];
-            real next[NVAR];
+            real old[NVAR], next[NVAR];
+            load_cell(buf.u, n, c, old);
             for (int v = 0; v < NVAR; ++v) {
                 const real stage = fma(scale, acc[v], old[v]);
                 next[v] = w != R(1) ? start[v * n] + w * (stage - start[v * n]) : stage;

@@ -92,22 +92,23 @@ DEVICE void farfield_state(const real w[NVAR], const real n[DIM], const real* s,
     inf[VAR_E] = s[4];
     const real un_inf = normal_velocity(inf, n);
     const real c_inf = approx_sqrt(gamma * inf[VAR_E] / inf[0]);
-    // Supersonic: everything comes from upstream.
+    // Supersonic: everything comes from upstream. (The side is chosen value by value, not by
+    // a pointer to one of the two arrays, which would put both in local memory.)
     if (fabs(un) >= c) {
-        const real* from = un < R(0) ? inf : w;
-        for (int v = 0; v < NVAR; ++v) g[v] = from[v];
+        for (int v = 0; v < NVAR; ++v) g[v] = un < R(0) ? inf[v] : w[v];
         return;
     }
     // Subsonic: the outgoing invariant from inside, the incoming one from the free stream;
     // entropy and tangential velocity from the side the flow comes from.
     const real r_out = un + R(2) * c / gm1, r_in = un_inf - R(2) * c_inf / gm1;
     const real un_b = R(0.5) * (r_out + r_in), c_b = R(0.25) * gm1 * (r_out - r_in);
-    const real* up = un_b < R(0) ? inf : w;
-    const real un_up = un_b < R(0) ? un_inf : un;
-    const real entropy = up[VAR_E] / pow(up[0], gamma);
+    const bool inflow = un_b < R(0);
+    const real un_up = inflow ? un_inf : un;
+    const real entropy = (inflow ? inf[VAR_E] : w[VAR_E]) / pow(inflow ? inf[0] : w[0], gamma);
     g[0] = pow(c_b * c_b / (gamma * entropy), R(1) / gm1);
     g[VAR_E] = g[0] * c_b * c_b / gamma;
-    for (int a = 0; a < DIM; ++a) g[1 + a] = up[1 + a] + (un_b - un_up) * n[a];
+    for (int a = 0; a < DIM; ++a)
+        g[1 + a] = (inflow ? inf[1 + a] : w[1 + a]) + (un_b - un_up) * n[a];
 }
 
 // The ghost state g(w) across a face of boundary group `group` with unit outward normal n.
