@@ -8,7 +8,8 @@ gathers both onto every rank, and rank 0 writes them with the iteration counts a
 (the least of the problem's "repeats", default 1) into the .npz (keys <name>_y, <name>_x,
 <name>_iterations, <name>_residual, <name>_seconds, <name>_gather, <name>_converged).
 A problem with "exchanges" (a list of BlockLaplacian's exchange ways, each maybe with
-"_serial": no overlap of the exchanges with the interior) is solved once each way instead, on
+"_serial": no overlap of the exchanges with the interior; without, every level overlaps,
+however small) is solved once each way instead, on
 the rank counts of its "ranks" only, and its keys end in _<way> (x, iterations, residual,
 converged, path); with "graph": false the solves run eagerly.
 """
@@ -50,7 +51,7 @@ def right_hand_side(problem):
     return b - b.mean() if problem.get("singular") else b
 
 
-def build(problem, comm, exchange="auto", overlap=True):
+def build(problem, comm, exchange="auto", overlap=0):
     """(layout, BlockLaplacian) of a problem on this rank, its exchanges going `exchange`'s
     way, overlapped with the interior or not; a periodic side's axis wraps."""
     shape = tuple(problem["shape"])
@@ -71,7 +72,7 @@ def run_ways(problem, comm):
     out = {}
     for way in problem["exchanges"]:
         layout, op = build(problem, comm, way.removesuffix("_serial"),
-                           overlap=not way.endswith("_serial"))
+                           overlap=None if way.endswith("_serial") else 0)
         cg = DistributedConjugateGradient(op, DistributedMultigrid(op, layout),
                                           rtol=problem["rtol"], graph=problem.get("graph", True))
         x, info = cg.solve(op.scatter(b))

@@ -203,8 +203,8 @@ def test_in_graph_way_equals_host_staged(run, name):
 @pytest.mark.parametrize("way", ["host", "nccl"])
 def test_overlapped_exchanges_give_the_serial_bits(run, name, way):
     """The passes run over the interior while the halo travels and over the cells beside the
-    blocks' sides after (overlap, the default): the same x, bit for bit, as one launch after
-    the halo has arrived."""
+    blocks' sides after (on every level, however small): the same x, bit for bit, as one
+    launch after the halo has arrived."""
     ranks, results = run
     if ranks not in WAY_RANKS:
         pytest.skip(f"run on {WAY_RANKS} ranks")

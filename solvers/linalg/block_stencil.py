@@ -16,11 +16,13 @@ graph segments); "nccl" asks for launches in the graph (on the host backend: MPI
 launches); "host" for host-staged.
 
 A pass that reads the face neighbours (y = A x, the multigrid's residual and smoothing steps:
-`bind_stencil`) overlaps its exchange with overlap=True (the default): the halo's faces travel
-in one exchange while the pass runs over the block's interior cells, and the cells next to
-the sides towards other blocks follow once the halo has arrived (PaddedHalo.regions); the
-same cells get the same arithmetic, so the bits do not change. With overlap=False the halo is
-exchanged axis by axis before one launch over the block.
+`bind_stencil`) on a block of at least `overlap` cells (default OVERLAP_CELLS) overlaps its
+exchange: the halo's faces travel in one exchange while the pass runs over the block's interior
+cells, and the cells next to the sides towards other blocks follow once the halo has arrived
+(PaddedHalo.regions); the same cells get the same arithmetic, so the bits do not change. On a
+smaller block (the coarser levels), or with overlap=None, the halo is exchanged axis by axis
+before one launch over the block: there a pass takes less than the launches and the graph
+segment an overlap adds.
 
 Every rank passes the whole grid's description: shape, spacing, boundary, and a coefficient
 that is a number or an array of the whole grid (each rank keeps its block and the halo cells
@@ -65,6 +67,9 @@ def compiled_kernels():
             yield SOURCE, kernel_defines(ndim, variable)
 
 
+OVERLAP_CELLS = 1 << 20  # the least cells of a block whose passes overlap their exchanges
+
+
 def box_arguments(first, counts):
     """The last six arguments of a box launch: the first cell and the counts along x, y, z."""
     return (*(*first, 0)[:3], *(*counts, 1)[:3])
@@ -80,14 +85,15 @@ def launch_grid(shape):
 class BlockLaplacian:
     """y = A x on `block` (a mesh.decomposition.Block) of the grid of `shape` cells, for the
     ranks of `comm`; spacing, coefficient, boundary, backend and precision as StencilLaplacian's;
-    exchange: the way of the exchanges, or collectives: one already chosen; overlap: whether
-    passes run over the interior while their halo travels (see the module docstring)."""
+    exchange: the way of the exchanges, or collectives: one already chosen; overlap: the least
+    cells of a block (this one or a coarser level's) whose passes run over the interior while
+    their halo travels, None for none (see the module docstring)."""
 
     name = "block_laplacian"
 
     def __init__(self, comm, block, shape, spacing, coefficient=None, boundary=None,
                  backend="auto", precision="fp32", exchange="auto", collectives=None,
-                 overlap=True):
+                 overlap=OVERLAP_CELLS):
         self.comm, self.block = comm, block
         self.shape, self.spacing, self.coefficient, self.boundary = check_problem(
             shape, spacing, coefficient, boundary, KINDS + ("periodic",))
@@ -112,7 +118,7 @@ class BlockLaplacian:
         self.collectives = collectives or choose_collectives(comm, backend, exchange)
         self.halo = PaddedHalo(backend, dtype, self.local_shape, block.neighbours,
                                self.collectives)
-        self.overlap = bool(overlap)
+        self.overlap = overlap
         self.interior, self.shell = self.halo.regions()
         if self.variable:
             around = self.coefficient
@@ -141,7 +147,7 @@ class BlockLaplacian:
         """The parts of a pass over the block that reads the face neighbours in `padded`:
         launch(first, counts), a launch over a box of the block's cells, and the exchange of
         `padded`'s halo (overlapped: see the module docstring)."""
-        if self.overlap and self.interior is not None:
+        if self.overlap is not None and self.n >= self.overlap and self.interior is not None:
             return [*self.halo.bind_faces(padded, [launch(*self.interior)]),
                     *(launch(*box) for box in self.shell)]
         return [*self.exchange(padded), launch((0,) * self.ndim, self.local_shape)]

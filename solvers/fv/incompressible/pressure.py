@@ -15,7 +15,7 @@ multigrid V-cycle or by nothing.
 """
 
 from ...linalg import ConjugateGradient, CsrMatrix, StencilLaplacian
-from ...linalg.block_stencil import BlockLaplacian
+from ...linalg.block_stencil import OVERLAP_CELLS, BlockLaplacian
 from ...linalg.distributed_cg import DistributedConjugateGradient
 from ...linalg.distributed_multigrid import DistributedMultigrid
 from ...linalg.preconditioners import check, choices, describe, preconditioner
@@ -56,7 +56,8 @@ def distributed_pressure_solver(parallel, shape, spacing, kinds, preconditioner_
                          f"several MPI ranks (use {' or '.join(DISTRIBUTED)})")
     operator = BlockLaplacian(parallel.comm, parallel.layout.block, shape, spacing,
                               boundary=dict(kinds), backend=backend, precision=precision,
-                              collectives=parallel.collectives, overlap=parallel.overlap)
+                              collectives=parallel.collectives,
+                              overlap=OVERLAP_CELLS if parallel.overlap else None)
     layout = parallel.layout
     m = DistributedMultigrid(operator, layout) if preconditioner_name == "multigrid" else None
     solver = DistributedConjugateGradient(operator, m, rtol=rtol, maxiter=maxiter, atol=atol)
