@@ -48,6 +48,7 @@ IMAGES = 3  # image points along the normal
 IMAGE_SPACING = 1.0  # cells between them
 NORMAL_STEP = 0.25  # cells: the central differences of grad phi
 GRADIENT_RANGE = (0.5, 1.5)  # |grad phi| of a signed distance (1; less across a kink)
+TIE = 1e-9  # cells: a point this near halfway between two faces is halfway
 COMPONENTS = ("u", "v")
 OFFSETS = np.array([[a, b] for b in (-1, 0, 1) for a in (-1, 0, 1)])  # a stencil's faces
 CORNERS = len(OFFSETS)
@@ -234,13 +235,16 @@ def _normals(distance, x, y, h):
     return np.stack([gx, gy], axis=-1) / size[:, None]
 
 
-def _stencil(grid, axis, usable, points):
+def _stencil(grid, axis, usable, points, normal):
     """The biquadratic stencils of a component around points (k, 2): the 3 x 3 faces nearest
     each point (k, CORNERS, 2), their Lagrange weights (k, CORNERS) and whether every face is
-    usable."""
+    usable. A point halfway between two faces (to TIE cells: the rounding of its coordinates)
+    takes the one further along its normal (k, 2), away from the body, so that points mirrored
+    about an axis of the grid take mirrored stencils."""
     shape = np.array(usable.shape)
     scaled = (points - _origin(grid, axis)) / np.array([grid.dx, grid.dy])
-    centre = np.round(scaled).astype(int)
+    centre = np.where(normal >= 0, np.floor(scaled + 0.5 + TIE),
+                      np.ceil(scaled - 0.5 - TIE)).astype(int)
     t = scaled - centre  # within half a face of the centre face, per axis
     faces = centre[:, None] + OFFSETS[None]
     fits = ((faces >= 0) & (faces < shape)).all(axis=(1, 2))
@@ -267,8 +271,8 @@ def _images(grid, usable, axis, positions, distance, normal):
         for s in STEPS * h:
             which = np.flatnonzero(todo)
             offsets = s + IMAGE_SPACING * h * np.arange(images)
-            found = [[_stencil(grid, c, usable[c], positions[which] + step * normal[which])
-                      for c in (0, 1)] for step in offsets]
+            found = [[_stencil(grid, c, usable[c], positions[which] + step * normal[which],
+                               normal[which]) for c in (0, 1)] for step in offsets]
             placed = distance[which] + s >= h / 2
             for image in found:
                 placed &= image[0][2] & image[1][2]
