@@ -12,6 +12,8 @@ Each variant is a distinct run, varied as a user would: Riemann solver x limiter
 amplitude of the seed perturbation (mesh fixed). Times are of the whole sweep call (worker start,
 kernel loading, every run with its HDF5, XDMF and PNG output), after one untimed run that fills
 the kernel cache on disk. The figures of every run are compared with the sequential sweep's.
+Each row also gives the median time of the workers' first runs (which pay for the worker's
+start: its CUDA context, imports, the kernels' modules loaded) and of their later runs.
 Target: processes >= 8x faster than sequential for 64 variants at 128^2 to t = 0.5. Whether MPS
 was active before the run is reported, and which way the MPS mode's sweep ran (its log's line).
 
@@ -24,6 +26,7 @@ A table is printed last; full numbers go to --json.
 import argparse
 import os
 import shutil
+import statistics
 import sys
 import tempfile
 import time
@@ -104,6 +107,12 @@ def timed_sweep(mode, jobs, args, axes, out, extra=None):
     row = {"mode": mode, "jobs": jobs, "wall_s": wall, "runs": len(records), "ok": ok,
            "per_run_s": wall / max(1, len(records)),
            "failures": [f"{r['name']}: {r['status']}" for r in records if r["status"] != "ok"]}
+    # Where a worker's time goes: its first run (its start: CUDA context, modules) and the rest.
+    first = [r["wall_seconds"] for r in records if r.get("process_run") == 1]
+    later = [r["wall_seconds"] for r in records if (r.get("process_run") or 1) > 1]
+    row.update(processes=len({r.get("pid") for r in records}),
+               first_run_s=statistics.median(first) if first else None,
+               later_run_s=statistics.median(later) if later else None)
     if (extra or {}).get("mps"):  # which way it ran: the sweep log's last 'MPS: ...' line
         said = [line for line in records.log.read_text().splitlines() if " MPS: " in line]
         row["mps"] = said[-1].split(" MPS: ", 1)[1] if said else "not said"
@@ -172,13 +181,15 @@ def table(report):
              f"{'active' if mps['active'] else 'not active'} (control binary "
              f"{'present' if mps['control_binary'] else 'absent'}); {report['cpus']} CPUs",
              f"{'mode':>15} {'jobs':>5} {'wall s':>8} {'s/run':>7} {'ok':>7} {'same':>7} "
-             f"{'speedup':>8}"]
+             f"{'speedup':>8} {'1st run s':>9} {'later s':>8}"]
     # A row per mode; the MPS mode's says which way it ran.
     for r in report["modes"]:
         said = f"  MPS: {r['mps']}" if "mps" in r else ""
+        first, later = (f"{r[k]:.3f}" if r.get(k) is not None else "-"
+                        for k in ("first_run_s", "later_run_s"))
         lines.append(f"{r['mode']:>15} {r['jobs']:>5} {r['wall_s']:>8.2f} {r['per_run_s']:>7.3f} "
                      f"{r['ok']:>3}/{r['runs']:<3} {r['same_results']:>3}/{r['runs']:<3} "
-                     f"{r.get('speedup', 1.0):>7.2f}x{said}")
+                     f"{r.get('speedup', 1.0):>7.2f}x {first:>9} {later:>8}{said}")
     target = report["target"]
     verdict = ("met" if target["met"] else "missed") if target["applies"] else (
         "not this configuration: 64 variants, 128^2, t = 0.5, cuda")

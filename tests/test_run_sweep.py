@@ -171,6 +171,10 @@ def test_two_jobs_equal_one_bit_for_bit(tmp_path, streams):
     assert [r["key"] for r in one] == [r["key"] for r in two]
     pids = {r["pid"] for r in two}
     assert pids == {os.getpid()} if streams else pids.isdisjoint({os.getpid()})
+    if not streams:  # each worker's runs counted from 1
+        for pid in pids:
+            counts = sorted(r["process_run"] for r in two if r["pid"] == pid)
+            assert counts == list(range(1, len(counts) + 1))
     assert [r["key"] for r in table(tmp_path / "two")] == [r["key"] for r in one]  # sweep order
     for mine, theirs in zip(one, two):
         assert theirs["status"] == "ok"

@@ -8,6 +8,7 @@ run_task is a top-level function of plain, picklable data both ways, so that any
 send it to another process or machine. Only the sweep's parent writes records.
 """
 
+import itertools
 import os
 import signal
 import socket
@@ -32,6 +33,7 @@ from .runner import CaseRun
 from .signals import handled
 
 PARENT_POLL_SECONDS = 0.2  # how often a worker checks that its sweep is still alive
+_runs_here = itertools.count(1)  # this process's runs: a worker's first pays for its start
 # What the workers' server imports before it forks them (a module that is missing is skipped).
 PRELOAD = ["solvers.run.sweep_executors", "solvers.io.plot", "solvers.io.figure"]
 
@@ -84,7 +86,7 @@ def run_task(task):
         record["traceback"] = traceback.format_exc()
     record.update(wall_seconds=round(time.monotonic() - start, 4),
                   finished=datetime.now().isoformat(timespec="seconds"),
-                  host=socket.gethostname(), pid=os.getpid())
+                  host=socket.gethostname(), pid=os.getpid(), process_run=next(_runs_here))
     return record
 
 

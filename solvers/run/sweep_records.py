@@ -4,7 +4,8 @@ table regenerated from every record of the folder after each run.
 
 A record is a plain dict: key, name, parameters (the swept values), overrides (the override set
 its key hashes), status ("ok" or "failed: <reason>"), figures (the solver's report), wall_seconds
-(setup, run and output), files (the paths written), finished (ISO time), host and pid. Reading
+(setup, run and output), files (the paths written), finished (ISO time), host, pid and
+process_run (1 for the first run of its process, a worker's that paid for its start). Reading
 skips a line that does not parse (a kill mid-write leaves a truncated last line); the next
 append first ends that line, so that no record is joined to it.
 """
