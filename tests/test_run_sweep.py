@@ -162,6 +162,22 @@ def test_a_torn_last_line_is_skipped_and_ended(tmp_path):
 
 # --- worker processes ----------------------------------------------------------------------
 
+def test_a_pool_kept_across_sweeps_runs_them_in_its_workers(tmp_path):
+    """solvers.SweepPool starts its workers at once and keeps them: two sweeps on it run in
+    those processes, with the bits of jobs=1; closed, the workers are gone."""
+    one = solvers.sweep(SOD, GRID, out=tmp_path / "one", **FAST)
+    with solvers.SweepPool(2, backend="host") as pool:
+        assert len(pool.pids) == 2 and os.getpid() not in pool.pids
+        first = solvers.sweep(SOD, GRID, out=tmp_path / "first", executor=pool, **FAST)
+        second = solvers.sweep(SOD, GRID, out=tmp_path / "second", executor=pool, **FAST)
+    for records in (first, second):
+        assert {r["pid"] for r in records} <= pool.pids
+        for mine, theirs in zip(one, records):
+            assert theirs["status"] == "ok" and theirs["key"] == mine["key"]
+            assert_same_results(mine["files"][0], theirs["files"][0])
+    assert not any(psutil.pid_exists(pid) for pid in pool.pids)
+
+
 @pytest.mark.parametrize("streams", [False, True])
 def test_two_jobs_equal_one_bit_for_bit(tmp_path, streams):
     """Two runs at once, in worker processes or in threads with backends of their own (on a
@@ -276,16 +292,23 @@ def test_a_sweep_killed_with_sigkill_and_run_again_completes(tmp_path):
                 tomllib.loads(f.attrs["resolved_case"])["mesh"]["nx"]),)
 
 
-def kill_a_worker(process, log):
-    """SIGKILL to one of the sweep's workers (the Python processes forked by the pool's server
-    process, not its short-lived compilers) once the sweep has started: whether one was killed."""
-    if not log.exists():
-        return False
+def sweep_workers(process):
+    """The sweep's workers: the Python processes forked by its pool's server process (not
+    their short-lived compilers), some of which may end while listed."""
     for child in psutil.Process(process.pid).children(recursive=True):
         try:
             if child.ppid() != process.pid and child.name().startswith("python"):
-                child.kill()
-                return True
+                yield child
+        except psutil.NoSuchProcess:
+            continue
+
+
+def kill_a_worker(process):
+    """SIGKILL to one of the sweep's workers: whether one was killed."""
+    for worker in sweep_workers(process):
+        try:
+            worker.kill()
+            return True
         except psutil.NoSuchProcess:  # ended between listing and killing
             continue
     return False
@@ -300,7 +323,11 @@ def test_a_worker_killed_fails_its_runs_and_the_sweep_goes_on(tmp_path):
             "--set", "mesh.nx=" + ",".join(str(n) for n in range(2000, 2006))]
     process = subprocess.Popen(argv, stderr=subprocess.PIPE, text=True)
     deadline = time.monotonic() + 60
-    while not kill_a_worker(process, tmp_path / "sod-sweep.log"):
+    while not ((tmp_path / "sod-sweep.log").exists() and any(sweep_workers(process))):
+        assert process.poll() is None and time.monotonic() < deadline
+        time.sleep(0.02)
+    time.sleep(0.3)  # a worker that has started a run
+    while not kill_a_worker(process):
         assert process.poll() is None and time.monotonic() < deadline
         time.sleep(0.02)
     _, err = process.communicate(timeout=120)

@@ -25,9 +25,10 @@ from concurrent.futures import (
 from contextlib import nullcontext
 from datetime import datetime
 
-from ..backend import BackendError, notices, own_backends
+from ..backend import BackendError, get_backend, notices, own_backends
 from ..backend.host_threads import team_size
 from ..cases import CaseError, load
+from ..cases.loader import adapters
 from ..solver import RunError
 from .runner import CaseRun
 from .signals import handled
@@ -102,19 +103,27 @@ class InProcess:
         pass
 
 
-def start_worker(threads, parent, mps=None):
+def start_worker(threads, parent, mps=None, warm=None):
     """A worker's initializer, before it imports a backend or compiles a kernel: its OpenMP
     team (SOLVERS_HOST_THREADS), the MPS daemon it is a client of (`mps`: CUDA_MPS_* variables
     from sweep_mps.py, set here: the server it is forked from may predate them), its own
     process group (Ctrl-C at a terminal reaches the sweep's parent, which passes SIGINT on
     once), SIGINT ignored between runs (a run's own handlers take it), and a thread that ends
     the worker if the sweep's process (`parent`) or the server it was forked from dies (a
-    SIGKILL, the OOM killer)."""
+    SIGKILL, the OOM killer). With `warm`, the case adapters imported (every solver) and the
+    backend of that name made now (a CUDA context); one that cannot be made is left to the
+    runs to report."""
     os.environ["SOLVERS_HOST_THREADS"] = str(threads)
     os.environ.update(mps or {})
     os.setpgrp()
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     threading.Thread(target=_watch_parent, args=(parent, os.getppid()), daemon=True).start()
+    if warm is not None:
+        adapters()
+        try:
+            get_backend(warm, notify=False)
+        except BackendError:
+            pass
 
 
 def _watch_parent(sweep, server):
@@ -138,18 +147,20 @@ class WorkerPool(ProcessPoolExecutor):
     """jobs worker processes, each running whole runs (on a GPU each with its own CUDA
     context); on the host backend each gets max(1, cores // jobs) OpenMP threads, unless
     SOLVERS_HOST_THREADS says how many; with `mps` (sweep_mps.py) each is a client of that
-    MPS daemon, so that their kernels overlap. Workers are forked from a server process started
-    once with the run's modules imported (PRELOAD; never a GPU context, which a fork cannot
-    carry), so that a worker starts in milliseconds rather than importing them anew ('spawn')."""
+    MPS daemon, so that their kernels overlap; with `warm` (a backend name) each makes that
+    backend as it starts (on a GPU its CUDA context). Workers are forked from a server process
+    started once with the run's modules imported (PRELOAD; never a GPU context, which a fork
+    cannot carry), so that a worker starts in milliseconds rather than importing them anew
+    ('spawn')."""
 
-    def __init__(self, jobs, mps=None):
+    def __init__(self, jobs, mps=None, warm=None):
         import multiprocessing
 
         threads = os.environ.get("SOLVERS_HOST_THREADS") or max(1, team_size() // jobs)
         context = multiprocessing.get_context("forkserver")
         context.set_forkserver_preload(PRELOAD)
         super().__init__(jobs, mp_context=context, initializer=start_worker,
-                         initargs=(threads, os.getpid(), mps))
+                         initargs=(threads, os.getpid(), mps, warm))
         self.jobs = jobs
 
     @property
