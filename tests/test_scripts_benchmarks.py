@@ -24,6 +24,7 @@ SMOKE_TESTS = {
     "bench_incompressible": ["--sizes", "16", "--steady-max-steps", "2000"],
     "bench_incompressible3d": ["--sizes", "16", "--repeats", "2", "--steps-per-graph", "4"],
     "bench_sweep": ["--variants", "4", "--n", "16", "--jobs", "2"],
+    "schafer_turek_convergence": ["--n", "40", "--end", "0.3"],
     "bench_scaling": ["--ranks", "1,2", "--workloads", "euler3d,poisson3d", "--size3d", "8",
                       "--poisson", "16", "--steps", "10", "--repeats", "1",
                       "--exchange", "host,host_serial"],
