@@ -118,14 +118,12 @@ def schafer_turek_2d1(tmp_path, backend, n, end):
 # (backend, cells on the channel height, end time, drag relative bound, lift bound). Reference
 # (Schafer & Turek 1996, the mean of the best results): drag 5.5795, lift 0.0106. Measured on
 # the host, the immersed boundary from the exact distance (docs/immersed_lift.md): n = 40 (10
-# cells across D) Cd 5.6402 (+1.09 %), Cl 0.0031 at t = 3 (5.6328, 0.0047 at t = 8); n = 80
-# (20) at t = 6 Cd 5.5853 (+0.10 %), Cl 0.0099. Moving the cylinder along x by quarter cells
-# moves the n = 40 drag over 5.59-5.63 and the lift over 0.0034-0.0049, and the lift by up
-# to 0.017 more where a cell's centre lies within 0.01 cells of the surface on one side of
-# the body and not on the other; the former forcing gave Cd 5.56-5.70 and Cl -0.016-0.028.
-# n = 160 (39 cells across D, the issue's targets' resolution; host, fp32, t = 6): Cd 5.5811
-# and 5.5737 (+0.03 %, -0.10 %), Cl 0.01142 and 0.01170 (+7.8 %, +10.4 %) with the body at two
-# positions half a cell apart. The GPU test holds the drag within 1 %; the lift's 5 % is
+# cells across D) Cd 5.6391 (+1.07 %), Cl 0.0023 at t = 3 (5.6317, 0.0038 at t = 8); n = 80
+# (20) Cd 5.5852 (+0.10 %), Cl 0.0099 (steady from t = 7). Moving the cylinder along x by
+# quarter cells moved the n = 40 drag over 5.59-5.63 and the lift over 0.0034-0.0049. n = 160
+# (39 cells across D, the issue's targets' resolution; host, fp32): Cd 5.5810 and 5.5736
+# (+0.03 %, -0.10 %), Cl 0.011384 and 0.011675 (+7.2 %, +9.9 %) with the body at two positions
+# half a cell apart. The GPU test holds the drag within 1 %; the lift's 5 % is
 # test_schafer_turek_2d1_lift_target, not met.
 SCHAFER_TUREK_2D1 = [
     ("host", 40, 3.0, 0.015, 0.01),
@@ -143,8 +141,8 @@ def test_schafer_turek_2d1_drag_and_lift(tmp_path, backend, n, end, drag_tol, li
 
 
 @pytest.mark.gpu
-@pytest.mark.xfail(strict=True, reason="the lift is 8-10 % high at 39 cells across D: 0.01142 "
-                   "and 0.01170 on the host in fp32 (docs/immersed_lift.md)")
+@pytest.mark.xfail(strict=True, reason="the lift is 7-10 % high at 39 cells across D: 0.011384 "
+                   "and 0.011675 on the host in fp32 (docs/immersed_lift.md)")
 def test_schafer_turek_2d1_lift_target(tmp_path):
     """The issue's lift target, within 5 % of 0.0106 at <= 40 cells across D."""
     _, lift = schafer_turek_2d1(tmp_path, "cuda", 160, 6.0)
