@@ -15,12 +15,12 @@
 //   block_residual      r = b - A x
 //   block_smooth_first  x = beta D^-1 b (the first smoothing step from x = 0)
 //   block_smooth        y = s x + alpha (x - y) + beta D^-1 (b - A x)   (mg_smooth's step)
-// The three that read x's neighbours (apply, residual, smooth) run over a box of the block's
-// cells, its first cell (i0, j0, k0) and counts (ni, nj, nk) the last arguments: the cells that
-// read no halo while the halo travels, the others once it has arrived.
 //   block_restrict      b_c = 2^-d P^T r, r's halo filled (edges and corners included); the
 //                       block's cells, nx ny nz, are the fine ones (even counts)
 //   block_prolong_add   x += P x_c, x_c's halo filled
+// The three that read x's neighbours (apply, residual, smooth) run over a box of the block's
+// cells, its first cell (i0, j0, k0) and counts (ni, nj, nk) the last arguments: the cells that
+// read no halo while the halo travels, the others once it has arrived.
 // Launch: one thread per (i, j) of the block or box, one z layer per block z, grid-stride loops
 // over j and k (block_restrict: per coarse cell).
 #include "prelude.h"

@@ -143,10 +143,13 @@ class BlockLaplacian:
         """The parts filling the halo of a padded array from the neighbouring blocks."""
         return self.halo.bind(padded)
 
-    def bind_stencil(self, padded, launch):
-        """The parts of a pass over the block that reads the face neighbours in `padded`:
-        launch(first, counts), a launch over a box of the block's cells, and the exchange of
-        `padded`'s halo (overlapped: see the module docstring)."""
+    def bind_stencil(self, padded, kernel, *arguments):
+        """The parts of a pass of `kernel` (its `arguments` before the box's) over the block,
+        reading the face neighbours in `padded`: the exchange of its halo and the launches
+        over boxes of the block's cells (overlapped: see the module docstring)."""
+        def launch(first, counts):
+            return kernel.bind(launch_grid(counts), BLOCK, *arguments,
+                               *box_arguments(first, counts))
         if self.overlap is not None and self.n >= self.overlap and self.interior is not None:
             return [*self.halo.bind_faces(padded, [launch(*self.interior)]),
                     *(launch(*box) for box in self.shell)]
@@ -158,12 +161,8 @@ class BlockLaplacian:
         check_vector(self.backend, x, self.n, self.dtype, "x")
         check_vector(self.backend, y, self.n, self.dtype, "y")
         work = self._padded_x
-
-        def apply(first, counts):
-            return self.kernels.block_apply.bind(launch_grid(counts), BLOCK, work, y,
-                                                 *self.args(), 1,
-                                                 *box_arguments(first, counts))
-        parts = [self.halo.bind_copy(x, work, to_padded=True), *self.bind_stencil(work, apply)]
+        parts = [self.halo.bind_copy(x, work, to_padded=True),
+                 *self.bind_stencil(work, self.kernels.block_apply, work, y, *self.args(), 1)]
         return LaunchSequence(self, parts)
 
     def coarsened(self, block):

@@ -47,7 +47,7 @@ import numpy as np
 from ..backend.halo import check_vector
 from .amg import AlgebraicMultigrid
 from .block_layout import aligned_block
-from .block_stencil import BLOCK, BlockLaplacian, box_arguments, launch_grid
+from .block_stencil import BLOCK, BlockLaplacian, launch_grid
 from .multigrid import GeometricMultigrid, Smoothing
 from .operator import LaunchSequence, overlap
 from .stencil import SIDES, StencilLaplacian, laplacian_matrix
@@ -153,18 +153,10 @@ class DistributedMultigrid:
             if zero_start and m == 0:
                 parts.append(k.block_smooth_first.bind(grid, BLOCK, b, target, *op.args(), beta))
             else:
-                parts += op.bind_stencil(source, self._launch(
-                    k.block_smooth, source, target, b, *op.args(), scale, alpha, beta))
+                parts += op.bind_stencil(source, k.block_smooth, source, target, b, *op.args(),
+                                         scale, alpha, beta)
             target, source = source, target
         return source
-
-    @staticmethod
-    def _launch(kernel, *arguments):
-        """launch(first, counts): `kernel` with `arguments` over a box of the block's cells."""
-        def launch(first, counts):
-            return kernel.bind(launch_grid(counts), BLOCK, *arguments,
-                               *box_arguments(first, counts))
-        return launch
 
     def _bind_level(self, level, parts):
         """Append the parts solving level `level` approximately for its b, into its x."""
@@ -176,8 +168,8 @@ class DistributedMultigrid:
         # Pre- and post-smoothing write 2 sweeps times alternately; starting in y ends in x.
         current = self._smooth(level, y, x, self.smoothing.pre_steps, True, parts)
         coarse = self.operators[level + 1]
-        parts += [*op.bind_stencil(current, self._launch(k.block_residual, current,
-                                                         self._b[level], r, *op.args())),
+        parts += [*op.bind_stencil(current, k.block_residual, current, self._b[level], r,
+                                   *op.args()),
                   *op.exchange(r),
                   k.block_restrict.bind(launch_grid(coarse.local_shape), BLOCK, r,
                                         self._b[level + 1], *(*op.local_shape, 1)[:3],

@@ -24,6 +24,7 @@ from .sweep_executors import (
     InProcess,
     StreamThreads,
     WorkerPool,
+    check_jobs,
     new_record,
     run_task,
     wait_first,
@@ -69,8 +70,7 @@ def sweep(case, parameters, *, jobs=1, out=None, rerun=False, executor=None, qui
     Raises CaseError before any run if a combination is invalid; a failed run is a record with
     status 'failed: <reason>'. An interrupt (KeyboardInterrupt) ends the runs in flight and
     keeps the records of the finished ones."""
-    if isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1:
-        raise ValueError(f"jobs must be a positive integer, got {jobs!r}")
+    check_jobs(jobs)
     plan = make_plan(case, parameters, overrides, out)
     plan.folder.mkdir(parents=True, exist_ok=True)
     store = RecordStore(plan.folder, plan.name)

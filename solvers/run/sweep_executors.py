@@ -39,6 +39,12 @@ _runs_here = itertools.count(1)  # this process's runs: a worker's first pays fo
 PRELOAD = ["solvers.run.sweep_executors", "solvers.io.plot", "solvers.io.figure"]
 
 
+def check_jobs(jobs):
+    """A clear error for a `jobs` that is not a positive integer."""
+    if isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1:
+        raise ValueError(f"jobs must be a positive integer, got {jobs!r}")
+
+
 def _one_line(error):
     return str(error).replace("\r", " ").replace("\n", " ")
 

@@ -17,7 +17,7 @@ import os
 from concurrent.futures import wait
 from contextlib import ExitStack
 
-from .sweep_executors import WorkerPool
+from .sweep_executors import WorkerPool, check_jobs
 from .sweep_mps import mps_clients, off_reason
 
 START_SECONDS = 600  # the most a worker waits for the others to start
@@ -36,8 +36,7 @@ class SweepPool:
     process ids."""
 
     def __init__(self, jobs, mps=False, backend="auto"):
-        if isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1:
-            raise ValueError(f"jobs must be a positive integer, got {jobs!r}")
+        check_jobs(jobs)
         self.jobs, self._stack, said = jobs, ExitStack(), []
         try:
             env = None
