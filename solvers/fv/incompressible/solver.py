@@ -48,7 +48,7 @@ from .block_viscous import block_viscous_stage
 from .boundary import BoundaryError, parse_boundaries  # noqa: F401 (re-export)
 from .distance import body_distance, face_coordinates
 from .fields import centreline_profiles
-from .flow import HISTORY_ROWS, MacFlow
+from .flow import ADVECTION, HISTORY_ROWS, MacFlow, check_options
 from .forcing import SOURCE as IMMERSED_SOURCE
 from .forcing import ImmersedForcing
 from .forcing import kernel_defines as immersed_defines
@@ -57,7 +57,6 @@ from .pressure import distributed_pressure_solver, pressure_solver
 from .state import MacState
 from .viscous import THETA, VISCOUS, FaceHelmholtz, ViscousStage, packed_size
 
-ADVECTION = {"central": 1, "quick": 2}
 SOURCE = "fv/incompressible.cu"
 VISCOUS_SOURCE = "fv/viscous.cu"
 G = 2  # ghost layers (passed to the kernels as G)
@@ -141,13 +140,7 @@ class IncompressibleSolver(MacFlow, MacState, TimeDependentSolver):
                  decomposition: Decomposition | None = None) -> None:
         if grid.ndim != 2:
             raise ValueError("the incompressible solver needs a 2D grid")
-        if not nu > 0:
-            raise ValueError(f"nu must be > 0, got {nu}")
-        if advection not in ADVECTION:
-            raise ValueError(f"advection must be one of {', '.join(ADVECTION)}, got "
-                             f"'{advection}'")
-        if viscous not in VISCOUS:
-            raise ValueError(f"viscous must be one of {', '.join(VISCOUS)}, got '{viscous}'")
+        check_options(nu, advection, viscous, VISCOUS)
         self.mesh = self.grid = grid
         self.nu = float(nu)
         self.boundaries = parse_boundaries(boundary, grid.nx, grid.ny)

@@ -26,13 +26,12 @@ from ...mesh import StructuredGrid
 from ...mesh.decomposition import Decomposition
 from ...solver import BackendLike, TimeDependentSolver
 from ..incompressible.block_viscous import block_viscous_stage
-from ..incompressible.flow import HISTORY_ROWS, MacFlow
+from ..incompressible.flow import ADVECTION, HISTORY_ROWS, MacFlow, check_options
 from ..incompressible.pressure import distributed_pressure_solver, pressure_solver
 from ..incompressible.viscous import THETA, VISCOUS, FaceHelmholtz, ViscousStage
 from .boundary import parse_boundaries
 from .fields import cell_velocity, centreline_profiles
 
-ADVECTION = {"central": 1, "quick": 2}
 SOURCE = "fv/incompressible3d.cu"
 VISCOUS_SOURCE = "fv/viscous3d.cu"
 G = 2  # ghost layers
@@ -103,13 +102,7 @@ class IncompressibleSolver3D(MacFlow, TimeDependentSolver):
                  decomposition: Decomposition | None = None):
         if grid.ndim != 3:
             raise ValueError("the incompressible3d solver needs a 3D grid")
-        if not nu > 0:
-            raise ValueError(f"nu must be > 0, got {nu}")
-        if advection not in ADVECTION:
-            raise ValueError(f"advection must be one of {', '.join(ADVECTION)}, got "
-                             f"'{advection}'")
-        if viscous not in VISCOUS:
-            raise ValueError(f"viscous must be one of {', '.join(VISCOUS)}, got '{viscous}'")
+        check_options(nu, advection, viscous, VISCOUS)
         self.implicit = viscous != "explicit"
         self.mesh = self.grid = grid
         self.nu = float(nu)
