@@ -2,8 +2,8 @@
 their work in registers: compiled by NVRTC for the H100/H200 (sm_90) in fp32 at their launch
 bounds (4 blocks of RATE_THREADS a multiprocessor, 64 registers a thread), ptxas reports no
 stack frame and no spills for euler_gradients and euler_stage, in 2D and 3D with every Riemann
-solver (local memory in these latency-bound gathers: docs/euler_unstructured.md, the register
-budget). Compile-time figures: only the NVRTC library is needed, no GPU; as in
+solver and slot count (local memory in these latency-bound gathers: docs/euler_unstructured.md,
+the register budget). Compile-time figures: only the NVRTC library is needed, no GPU; as in
 test_backend_kernels_compile.py, SOLVERS_REQUIRE_NVRTC=1 turns a missing NVRTC into a failure."""
 
 import sys
@@ -24,7 +24,8 @@ VARIANTS = [defines for source, defines in compiled_kernels() if source == SOURC
 
 
 @pytest.mark.parametrize("defines", VARIANTS,
-                         ids=[f"dim{d['DIM']}-riemann{d['RIEMANN']}" for d in VARIANTS])
+                         ids=[f"dim{d['DIM']}-riemann{d['RIEMANN']}-faces{d['FACES']}"
+                              for d in VARIANTS])
 def test_stage_kernels_use_no_local_memory(defines):
     found = kernel_resources(nvrtc(), SOURCE, defines, arch="sm_90", real_bits=32)
     local = {kernel: found[kernel] for kernel in KERNELS

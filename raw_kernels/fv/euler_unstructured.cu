@@ -7,9 +7,10 @@
 // fluxes, the update; the last stage also leaves per block the largest stability rate of the
 // new state, for the next dt).
 //
-// Compile-time: DIM, RIEMANN, RATE_THREADS. At run time (uniform branches): the slots a cell
-// (faces), the reconstruction (1 first order, 2 MUSCL) and the limiter: the face limiters of
-// limiter.h (LIMITER_MINMOD, LIMITER_VAN_LEER, LIMITER_MC) or a gradient limiter.
+// Compile-time: DIM, RIEMANN, RATE_THREADS and FACES, the slots a cell (a fixed trip count: the
+// compiler unrolls the face loops and overlaps their gathers). At run time (uniform branches):
+// the reconstruction (1 first order, 2 MUSCL) and the limiter: the face limiters of limiter.h
+// (LIMITER_MINMOD, LIMITER_VAN_LEER, LIMITER_MC) or a gradient limiter.
 #include "unstructured_cells.h"
 #include "limiter.h"
 #include "reduce.h"
@@ -63,11 +64,11 @@ void euler_gradients(real* __restrict__ state_a, real* __restrict__ state_b,
                             const real* __restrict__ inv_vol, const real* __restrict__ lsq,
                             const real* __restrict__ eps2, const int* __restrict__ bc_kind,
                             const real* __restrict__ bc_state, const real* __restrict__ dt,
-                            int n, int faces, int limiter, real gamma)
+                            int n, int limiter, real gamma)
 {
     const int c = blockIdx.x * blockDim.x + threadIdx.x;
     if (c >= n || dt[0] == R(0)) return;  // dt = 0: the run has reached its stop time
-    const Cells m = {nb, area, normal, r, d, inv_vol, bc_kind, bc_state, n, faces, gamma};
+    const Cells m = {nb, area, normal, r, d, inv_vol, bc_kind, bc_state, n, gamma};
     const real* u = stage_buffer(u_role, parity[0], state_a, state_b, scratch);
     real w[NVAR], lo[NVAR], hi[NVAR], sum[GRADIENTS];
     cell_primitive(u, m, c, w);
@@ -76,7 +77,7 @@ void euler_gradients(real* __restrict__ state_a, real* __restrict__ state_b,
         for (int a = 0; a < DIM; ++a) sum[v * DIM + a] = R(0);
     }
     // sum_j d_j (w_j - w_c), and the range of the neighbours' values.
-    for (int k = 0; k < faces; ++k) {
+    for (int k = 0; k < FACES; ++k) {
         real far[NVAR];
         far_side(u, m, k, c, w, far);
         for (int v = 0; v < NVAR; ++v) {
@@ -102,7 +103,7 @@ void euler_gradients(real* __restrict__ state_a, real* __restrict__ state_b,
     if (limiter >= LIMITER_BARTH_JESPERSEN) {
         real phi[NVAR];
         for (int v = 0; v < NVAR; ++v) phi[v] = R(1);
-        for (int k = 0; k < faces; ++k) {
+        for (int k = 0; k < FACES; ++k) {
             real rk[DIM];
             for (int a = 0; a < DIM; ++a) rk[a] = slot_vector(r, m, k, c, a);
             for (int v = 0; v < NVAR; ++v)
@@ -183,7 +184,7 @@ void euler_stage(real* __restrict__ state_a, real* __restrict__ state_b,
                               const real* __restrict__ r, const real* __restrict__ d,
                               const real* __restrict__ inv_vol, const int* __restrict__ bc_kind,
                               const real* __restrict__ bc_state, real* __restrict__ rates,
-                              int n, int faces, int reconstruction, int limiter, real gamma,
+                              int n, int reconstruction, int limiter, real gamma,
                               real w, int write_rates, int hancock)
 {
     __shared__ real block_rates[RATE_THREADS];
@@ -192,7 +193,7 @@ void euler_stage(real* __restrict__ state_a, real* __restrict__ state_b,
         const int c = blockIdx.x * blockDim.x + threadIdx.x;
         real rate = R(0);
         if (c < n) {
-            const Cells m = {nb, area, normal, r, d, inv_vol, bc_kind, bc_state, n, faces, gamma};
+            const Cells m = {nb, area, normal, r, d, inv_vol, bc_kind, bc_state, n, gamma};
             const StageBuffers buf = stage_buffers(u_role, out_role, parity, state_a, state_b,
                                                    scratch);
             const Gas gas = {gamma, R(1) / (gamma - R(1))};
@@ -201,7 +202,7 @@ void euler_stage(real* __restrict__ state_a, real* __restrict__ state_b,
                                         R(0.5) * dt[0], grad};
             real acc[NVAR];
             for (int v = 0; v < NVAR; ++v) acc[v] = R(0);
-            for (int k = 0; k < faces; ++k) {
+            for (int k = 0; k < FACES; ++k) {
                 if (nb[k * n + c] == c) continue;  // an unused slot
                 real nk[DIM], rk[DIM], dk[DIM], t1[DIM], t2[DIM];
                 for (int a = 0; a < DIM; ++a) {
@@ -262,13 +263,12 @@ void euler_stage(real* __restrict__ state_a, real* __restrict__ state_b,
 BLOCK_KERNEL void euler_max_rate(const real* __restrict__ u, real* __restrict__ rates,
                                  const real* __restrict__ area,
                                  const real* __restrict__ normal,
-                                 const real* __restrict__ inv_vol, int n, int faces,
-                                 real gamma)
+                                 const real* __restrict__ inv_vol, int n, real gamma)
 {
     __shared__ real s[RATE_THREADS];
     PHASE {
         const Cells m = {nullptr, area, normal, nullptr, nullptr, inv_vol, nullptr, nullptr, n,
-                         faces, gamma};
+                         gamma};
         real top = R(0);
         for (int c = blockIdx.x * blockDim.x + threadIdx.x; c < n;
              c += blockDim.x * gridDim.x) {

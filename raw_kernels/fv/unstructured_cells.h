@@ -2,12 +2,12 @@
 // (euler_unstructured.cu; the scheme: docs/euler_unstructured.md): each cell's face slots, the
 // boundaries' ghost states, primitive states in the lab frame and in the frame of a face.
 //
-// Layout, n cells in locality order, `faces` slots a cell (an unused slot: the cell itself as
+// Layout, n cells in locality order, FACES slots a cell (an unused slot: the cell itself as
 // its neighbour, zero area, normal and offsets; the stage skips it). Slot k of cell c at
 // k * n + c:
 //   nb      int: the neighbour cell, or -1 - g across a face of boundary group g
 //   area    face area (length in 2D)
-//   normal  DIM components (component a at (a * faces + k) * n + c): unit normal out of c
+//   normal  DIM components (component a at (a * FACES + k) * n + c): unit normal out of c
 //   r       DIM components: face centroid - cell centroid
 //   d       DIM components: neighbour (or ghost) centroid - cell centroid
 // Per cell: inv_vol (1 / volume), lsq (the inverse least-squares matrix, symmetric, DIM = 2:
@@ -34,14 +34,14 @@ struct Cells {
     const real* inv_vol;
     const int* bc_kind;
     const real* bc_state;
-    int n, faces;
+    int n;
     real gamma;
 };
 
 // Component a of a slot's vector array (normal, r, d).
 DEVICE real slot_vector(const real* a, const Cells& m, int k, int c, int axis)
 {
-    return a[(axis * m.faces + k) * m.n + c];
+    return a[(axis * FACES + k) * m.n + c];
 }
 
 // x . y of DIM-vectors.
@@ -196,7 +196,7 @@ DEVICE real cell_rate(const real w[NVAR], const Cells& m, int c)
     if (!(w[0] > R(0) && w[VAR_E] > R(0) && w[VAR_E] < REAL_INF)) return REAL_INF;
     const real sound = approx_sqrt(m.gamma * w[VAR_E] / w[0]);
     real sum = R(0);
-    for (int k = 0; k < m.faces; ++k) {
+    for (int k = 0; k < FACES; ++k) {
         real n[DIM];
         for (int a = 0; a < DIM; ++a) n[a] = slot_vector(m.normal, m, k, c, a);
         sum = fma(fabs(normal_velocity(w, n)) + sound, m.area[k * m.n + c], sum);

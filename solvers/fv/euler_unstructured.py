@@ -25,6 +25,9 @@ from .euler_fields import VELOCITIES, primitive, state_figures
 from .sides import BoundaryError
 
 SOURCE = "fv/euler_unstructured.cu"
+# (dimension, slots a cell) of the meshes read: triangles, quadrilaterals or both; tetrahedra,
+# pyramids or prisms, hexahedra or a mix (the most faces of the mesh's cell types).
+SLOTS = ((2, 3), (2, 4), (3, 4), (3, 5), (3, 6))
 RECONSTRUCTIONS = {"first_order": 1, "muscl": 2}
 # Face limiters (limiter.h's LIMITER_*) and gradient limiters, as the kernels number them.
 FACE_LIMITERS = {"minmod": 1, "van_leer": 2, "mc": 3}
@@ -42,17 +45,18 @@ STATE_KINDS = {"inflow": INFLOW, "farfield": FARFIELD, "outflow": PRESSURE}
 STATE_KEYS = ("rho", "vx", "vy", "vz", "p")  # a boundary state (GHOST_STATE numbers)
 
 
-def kernel_defines(ndim, riemann):
-    """The defines of euler_unstructured.cu: the dimension and the Riemann solver (the slots a
-    cell, the reconstruction and the limiter are kernel arguments)."""
-    return {"DIM": ndim, "RIEMANN": RIEMANN_SOLVERS[riemann], "RATE_THREADS": RATE_BLOCK}
+def kernel_defines(ndim, riemann, faces):
+    """The defines of euler_unstructured.cu: the dimension, the Riemann solver and the slots a
+    cell (the reconstruction and the limiter are kernel arguments)."""
+    return {"DIM": ndim, "RIEMANN": RIEMANN_SOLVERS[riemann], "RATE_THREADS": RATE_BLOCK,
+            "FACES": faces}
 
 
 def compiled_kernels():
     """Every (source, defines) this module compiles (REAL_BITS aside)."""
-    for ndim in (2, 3):
+    for ndim, faces in SLOTS:
         for riemann in RIEMANN_SOLVERS:
-            yield SOURCE, kernel_defines(ndim, riemann)
+            yield SOURCE, kernel_defines(ndim, riemann, faces)
 
 
 def _state(name, kind, values, ndim):
@@ -139,8 +143,8 @@ class UnstructuredEulerSolver(TimeDependentSolver):
         self.mesh_arrays = mesh_arrays
         self.bc_kind = b.to_device(kinds)
         self.bc_state = b.to_device(states.astype(real))
-        kernels = b.module(SOURCE, real, kernel_defines(ndim, riemann))
-        faces, method = slots.faces_per_cell, (RECONSTRUCTIONS[reconstruction], LIMITERS[limiter])
+        kernels = b.module(SOURCE, real, kernel_defines(ndim, riemann, slots.faces_per_cell))
+        method = RECONSTRUCTIONS[reconstruction], LIMITERS[limiter]
         blocks = -(-n // RATE_BLOCK)
         self.clock = DeviceClock(b, real, blocks, cfl)
 
@@ -154,16 +158,16 @@ class UnstructuredEulerSolver(TimeDependentSolver):
                 self._launches.append(kernels.euler_gradients.bind(
                     blocks, RATE_BLOCK, *self.buffers, self.clock.parity, src, self.gradients,
                     *geometry_args, m["lsq"], m["eps2"], self.bc_kind, self.bc_state,
-                    self.clock.dt, n, faces, method[1], self.gamma))
+                    self.clock.dt, n, method[1], self.gamma))
             self._launches.append(kernels.euler_stage.bind(
                 blocks, RATE_BLOCK, *self.buffers, self.clock.parity, src, dst, self.clock.dt,
                 self.gradients, *geometry_args, self.bc_kind, self.bc_state, self.clock.rates,
-                n, faces, *method, self.gamma, w, int(k == len(self.stages) - 1),
+                n, *method, self.gamma, w, int(k == len(self.stages) - 1),
                 int(time_integrator == "hancock")))
         # The first dt of a state set from the host (in buffer 0).
         self._rate = kernels.euler_max_rate.bind(
             blocks, RATE_BLOCK, self.buffers[0], self.clock.rates, m["area"], m["normal"],
-            m["inv_vol"], n, faces, self.gamma)
+            m["inv_vol"], n, self.gamma)
 
     # -- state -----------------------------------------------------------------------------------
     @property
