@@ -14,13 +14,16 @@ cores): t(the same grid on one rank) / t(N), the device doing the same work eith
 
 --exchange picks the way of the exchanges (backend/collectives.py): auto, nccl (launches inside
 the graph: NCCL, on the host backend MPI calls), host (host-staged), or several, comma-separated,
-measured side by side (rows with their "exchange"; one rank's reference rows once). A way with
-"_serial" (host_serial, say) runs without the overlap of the exchanges with the interior work
-(Decomposition's overlap=False, BlockLaplacian's overlap=None), to measure what it saves.
+measured side by side (rows with their "exchange"; one rank's reference rows once). Without a
+suffix the solvers overlap the exchanges with the interior work where they find it pays
+(Decomposition's overlap=None: the Euler step when a swap sends 1 MiB or more, the Poisson solve
+on levels of 2^20 cells or more); "_serial" (host_serial, say) never overlaps (overlap=False,
+BlockLaplacian's overlap=None) and "_overlap" always does (overlap=True; BlockLaplacian's
+overlap=0: every level), to measure what the overlap saves or costs.
 
     python scripts/bench_scaling.py [--ranks 1,2] [--size2d 4096] [--size3d 256] [--poisson 128]
     python scripts/bench_scaling.py --ranks 1,2,4 --exchange nccl,host --workloads poisson3d
-    python scripts/bench_scaling.py --ranks 2 --exchange host,host_serial
+    python scripts/bench_scaling.py --ranks 2 --exchange host,host_serial,host_overlap
     python scripts/bench_scaling.py --backend host --ranks 1,2 --size2d 64 --size3d 16 \
         --poisson 16 --steps 10
 """
@@ -63,6 +66,14 @@ def shares_device(comm, backend):
     return len(set(devices)) < len(devices)
 
 
+def exchange_way(exchange):
+    """(the collectives' way, Decomposition's overlap) of an --exchange item."""
+    for suffix, overlap in (("_serial", False), ("_overlap", True)):
+        if exchange.endswith(suffix):
+            return exchange.removesuffix(suffix), overlap
+    return exchange, None
+
+
 def poisson_part(args, shape):
     """Time this rank's part of the distributed MG-PCG solve; rank 0 prints one JSON line."""
     from mpi4py import MPI
@@ -74,10 +85,10 @@ def poisson_part(args, shape):
 
     comm = MPI.COMM_WORLD
     layout = block_layout(comm.Get_rank(), comm.Get_size(), shape)
+    way, overlap = exchange_way(args.exchange)
     op = BlockLaplacian(comm, layout.block, shape, tuple(1 / n for n in shape),
-                        backend=args.backend, precision="fp32",
-                        exchange=args.exchange.removesuffix("_serial"),
-                        **({"overlap": None} if args.exchange.endswith("_serial") else {}))
+                        backend=args.backend, precision="fp32", exchange=way,
+                        **({} if overlap is None else {"overlap": 0 if overlap else None}))
     cg = DistributedConjugateGradient(op, DistributedMultigrid(op, layout), rtol=1e-6)
     b = op.scatter(np.random.default_rng(0).uniform(-1, 1, shape))
     cg.solve(b)  # compiles
@@ -93,6 +104,7 @@ def poisson_part(args, shape):
                           "iterations": info.iterations, "path": cg.path, "dims": None,
                           "shared": shared,
                           "bytes_sent_per_step": None,
+                          "overlapped": op.overlap is not None and op.n >= op.overlap,
                           "device": op.backend.describe()["device"]}), flush=True)
 
 
@@ -110,9 +122,8 @@ def rank_part(args):
     grid = grid_of(len(shape), shape)
     boundary = {side: "periodic" for side in ("x_lo", "x_hi", "y_lo", "y_hi", "z_lo", "z_hi")
                 [:2 * grid.ndim]}
-    decomposition = None if comm is None else Decomposition(
-        comm, exchange=args.exchange.removesuffix("_serial"),
-        overlap=not args.exchange.endswith("_serial"))
+    way, overlap = exchange_way(args.exchange)
+    decomposition = None if comm is None else Decomposition(comm, exchange=way, overlap=overlap)
     solver = EulerSolver(grid, boundary, time_integrator="ssp_rk2", backend=args.backend,
                          decomposition=decomposition)
     x = grid.centres()
@@ -142,6 +153,7 @@ def rank_part(args):
                           "cells": grid.ncells, "path": None if block is None else block.path,
                           "dims": None if block is None else block.dims, "shared": shared,
                           "bytes_sent_per_step": int(sent),
+                          "overlapped": None if block is None else block.overlap,
                           "device": solver.backend.describe()["device"]}), flush=True)
 
 
@@ -230,7 +242,7 @@ def table(report):
     for r in report["rows"]:
         sent = "-" if r["bytes_sent_per_step"] is None else f"{r['bytes_sent_per_step'] / 1e6:.2f}"
         its = f" [{r['iterations']}]" if "iterations" in r else ""
-        its += ", not overlapped" if r.get("exchange", "").endswith("_serial") else ""
+        its += {True: ", overlapped", False: ", not overlapped"}.get(r.get("overlapped"), "")
         lines.append(f"{r['workload'] + str(r['ndim']) + 'd':>9} {r['mode']:>6} {r['ranks']:>5} "
                      f"{'x'.join(map(str, r['shape'])):>14} {r['step_ms']:>9.3f} "
                      f"{r['efficiency']:>5.2f} {sent:>8}  {r['path'] or 'one rank'}{its}")
@@ -248,7 +260,8 @@ def main(argv=None):
     p.add_argument("--steps", type=int, default=100)
     p.add_argument("--repeats", type=int, default=3)
     p.add_argument("--exchange", default="auto", help="auto, nccl, host (each maybe with "
-                   "_serial: no overlap), or several comma-separated (backend/collectives.py)")
+                   "_serial: no overlap, or _overlap: always), or several comma-separated "
+                   "(backend/collectives.py)")
     p.add_argument("--json", default="bench_scaling.json")
     p.add_argument("--rank-part", action="store_true", help=argparse.SUPPRESS)
     p.add_argument("--shape", help=argparse.SUPPRESS)

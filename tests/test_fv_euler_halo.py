@@ -42,10 +42,10 @@ def _run(ndim, backend, decomposition=None, graph=True):
     return solver, solver.conserved()
 
 
-def _check_wrapped(ndim, backend, exchange, graph=True):
+def _check_wrapped(ndim, backend, exchange, graph=True, overlap=True):
     _, expected = _run(ndim, backend)
     solver, got = _run(ndim, backend, Decomposition(MPI.COMM_SELF, exchange=exchange,
-                                                    wrap_self=True), graph)
+                                                    wrap_self=True, overlap=overlap), graph)
     assert solver.parallel.kinds[HALO_SIDES[ndim]] == [4, 4]  # these sides read halos
     assert np.array_equal(got, expected)
     return solver
@@ -59,6 +59,22 @@ def test_exchange_with_itself_equals_periodic_run(ndim):
     # stages also mark when their halos reached the host, then update the cells away from
     # the halos during the swap.
     assert sum(isinstance(p, HostWork) for p in solver.step_segments()) == 5
+
+
+def test_exchange_after_the_stage_equals_periodic_run():
+    """overlap=False: a later stage's blocks all wait for its halos (one swap a stage)."""
+    solver = _check_wrapped(3, "host", "host", overlap=False)
+    assert sum(isinstance(p, HostWork) for p in solver.step_segments()) == 3
+
+
+def test_only_large_halos_overlap_by_default():
+    """Decomposition.overlap None: a block overlaps its swaps when one sends OVERLAP_BYTES or
+    more (here the z halos: 2 sides x 2 layers x 5 variables x nx ny cells x 4 bytes)."""
+    for nx, expected in ((100, False), (128, True)):  # 800 000 and 1 310 720 bytes
+        grid = StructuredGrid(nx=nx, x=(0.0, 1.0), ny=128, y=(0.0, 1.0), nz=4, z=(0.0, 1.0))
+        solver = EulerSolver(grid, GRIDS[3][1], backend="host",
+                             decomposition=Decomposition(MPI.COMM_SELF, wrap_self=True))
+        assert solver.parallel.overlap is expected
 
 
 def test_eager_exchange_equals_graph():

@@ -27,7 +27,7 @@ SMOKE_TESTS = {
     "schafer_turek_convergence": ["--n", "40", "--end", "0.3"],
     "bench_scaling": ["--ranks", "1,2", "--workloads", "euler3d,poisson3d", "--size3d", "8",
                       "--poisson", "16", "--steps", "10", "--repeats", "1",
-                      "--exchange", "host,host_serial"],
+                      "--exchange", "host_overlap,host_serial"],
 }
 
 
@@ -42,8 +42,8 @@ def test_benchmark_smoke_test_runs(script, tmp_path, capsys):
     assert f"full results: {out}" in capsys.readouterr().out
     if script == "bench_scaling":  # each workload on 1 and 2 ranks, weak and strong, each way
         assert not report["errors"] and len(report["rows"]) == 2 * 2 * 2 * 2
-        assert {r["exchange"] for r in report["rows"] if r["ranks"] == 2} == {
-            "host", "host_serial"}
+        assert {(r["exchange"], r["overlapped"]) for r in report["rows"] if r["ranks"] == 2} == {
+            ("host_overlap", True), ("host_serial", False)}
     if script == "bench_euler":  # its out-of-package kernel, scripts/kernels/euler_floor.cu, ran
         assert report["copy_floor"]["s_per_step"]["graph"] > 0
         # and the time-to-solution part: each integrator to the end time (JAX where installed)

@@ -18,8 +18,11 @@ Two paths carry the swaps:
   folded rate are copied to page-locked host buffers inside the step's graph, MPI swaps them
   between graph segments, and the next segment copies them in. The rates and the first stage's
   halos travel in one swap, so a step waits on the host once a stage.
-Either way the later stages' blocks that read no halo run while the halos travel (in the graph
-by NCCL on a second stream, forked and joined in the graph), the others once they have arrived.
+Either way the later stages' blocks that read no halo can run while the halos travel (in the
+graph by NCCL on a second stream, forked and joined in the graph), the others once they have
+arrived. Overlapped, a stage is several launches and (host-staged) one more graph segment, which
+costs more than small halos take to travel: by default (Decomposition.overlap None) a block
+overlaps only when a swap sends at least OVERLAP_BYTES (the measurements: docs/performance.md).
 """
 
 import numpy as np
@@ -40,6 +43,7 @@ BC_HALO = 4  # euler_state.h
 PERIODIC = 0
 SOURCE = "fv/euler_halo.cu"
 PACK_THREADS = 256
+OVERLAP_BYTES = 1 << 20  # the least bytes a swap sends for the default to overlap it
 ROLE_NEW = 1  # ssp_stages.h: the buffer the clock's parity names as the step's new state
 
 
@@ -91,7 +95,9 @@ class EulerBlock:
         # The path of the swaps (module docstring): launches in the graph, or host-staged.
         way = collectives(self.comm, backend, decomposition.exchange)
         self.path = way.path  # in words (the run summary's)
-        self.overlap = decomposition.overlap
+        sent = sum(size for size, other in zip(sizes, self.block.neighbours) if other is not None)
+        self.overlap = (sent * self.dtype.itemsize >= OVERLAP_BYTES
+                        if decomposition.overlap is None else decomposition.overlap)
         self.nccl = way if way.in_graph else None
         if self.nccl is None:
             self.send_host = backend.pinned(self.send.shape, dtype)

@@ -23,14 +23,16 @@ class Decomposition:
     (None: chosen from the size and the grid's shape by process_grid), the halo exchange's
     path ("auto", "nccl" or "host": staged through host memory), and wrap_self: a periodic
     axis that is not split exchanges its halos with this rank itself (the exchange of a block
-    with its own other side: one rank runs the exchange's code), and overlap: the work that
-    reads no halo runs while the halos travel (False: after them; for measuring the overlap)."""
+    with its own other side: one rank runs the exchange's code), and overlap: whether the work
+    that reads no halo runs while the halos travel (True), after them (False: for measuring the
+    overlap), or where the solver finds it pays (None: the Euler step when its halos are large,
+    the Poisson solve on its fine levels)."""
 
     comm: object
     dims: tuple | None = None
     exchange: str = "auto"
     wrap_self: bool = False
-    overlap: bool = True
+    overlap: bool | None = None
 
     @property
     def rank(self):

@@ -57,7 +57,7 @@ def distributed_pressure_solver(parallel, shape, spacing, kinds, preconditioner_
     operator = BlockLaplacian(parallel.comm, parallel.layout.block, shape, spacing,
                               boundary=dict(kinds), backend=backend, precision=precision,
                               collectives=parallel.collectives,
-                              overlap=OVERLAP_CELLS if parallel.overlap else None)
+                              overlap={True: 0, False: None}.get(parallel.overlap, OVERLAP_CELLS))
     layout = parallel.layout
     m = DistributedMultigrid(operator, layout) if preconditioner_name == "multigrid" else None
     solver = DistributedConjugateGradient(operator, m, rtol=rtol, maxiter=maxiter, atol=atol)
