@@ -8,9 +8,9 @@
 // new state, for the next dt).
 //
 // Compile-time: DIM, RIEMANN, RATE_THREADS and FACES, the slots a cell (a fixed trip count: the
-// compiler unrolls the face loops and overlaps their gathers). At run time (uniform branches):
-// the reconstruction (1 first order, 2 MUSCL) and the limiter: the face limiters of limiter.h
-// (LIMITER_MINMOD, LIMITER_VAN_LEER, LIMITER_MC) or a gradient limiter.
+// compiler unrolls the face loops). At run time (uniform branches): the reconstruction (1 first
+// order, 2 MUSCL) and the limiter: the face limiters of limiter.h (LIMITER_MINMOD,
+// LIMITER_VAN_LEER, LIMITER_MC) or a gradient limiter.
 #include "unstructured_cells.h"
 #include "limiter.h"
 #include "reduce.h"
