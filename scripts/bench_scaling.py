@@ -145,9 +145,7 @@ def rank_part(args):
         times.append(elapsed if comm is None else comm.allreduce(elapsed, op=max_op()))
     block = solver.parallel
     shared = shares_device(comm, solver.backend)
-    sent = 0 if block is None else sum(
-        block.offsets[s + 1] - block.offsets[s] for s, peer in enumerate(block.block.neighbours)
-        if peer is not None) * solver.dtype.itemsize * len(solver.stages)
+    sent = 0 if block is None else block.swap_bytes * len(solver.stages)
     if comm is None or comm.Get_rank() == 0:
         print(json.dumps({"step_ms": 1e3 * float(np.median(times)) / args.steps,
                           "cells": grid.ncells, "path": None if block is None else block.path,

@@ -95,9 +95,8 @@ class EulerBlock:
         # The path of the swaps (module docstring): launches in the graph, or host-staged.
         way = collectives(self.comm, backend, decomposition.exchange)
         self.path = way.path  # in words (the run summary's)
-        sent = sum(size for size, other in zip(sizes, self.block.neighbours) if other is not None)
-        self.overlap = (sent * self.dtype.itemsize >= OVERLAP_BYTES
-                        if decomposition.overlap is None else decomposition.overlap)
+        self.overlap = (self.swap_bytes >= OVERLAP_BYTES if decomposition.overlap is None
+                        else decomposition.overlap)
         self.nccl = way if way.in_graph else None
         if self.nccl is None:
             self.send_host = backend.pinned(self.send.shape, dtype)
@@ -107,6 +106,13 @@ class EulerBlock:
     @property
     def dims(self):
         return self.block.dims
+
+    @property
+    def swap_bytes(self):
+        """The bytes this block sends in one swap: its sides' halo layers."""
+        return self.dtype.itemsize * int(sum(
+            self.offsets[s + 1] - self.offsets[s] for s, other in enumerate(self.block.neighbours)
+            if other is not None))
 
     # -- a step's parts ------------------------------------------------------------------------
     def step_parts(self, clock, buffers, stages, finish_dt, bind_stage, launch, reach):

@@ -10,6 +10,7 @@ import numpy as np
 from .block import MacBlock
 from .block_checkpoint import BlockCheckpoint
 from .checkpoint import SeriesCheckpoint
+from .viscous import VISCOUS
 
 HISTORY_ROWS = 4096  # steps kept on the device between two observe() calls
 (DIAG_STEADY, DIAG_UNCONVERGED, DIAG_MAX_ITER, DIAG_ROWS, DIAG_T_REF,
@@ -18,14 +19,14 @@ DIAG_SIZE = 8
 ADVECTION = {"central": 1, "quick": 2}  # the kernels' ADVECTION define
 
 
-def check_options(nu, advection, viscous, viscous_kinds):
+def check_options(nu, advection, viscous):
     """The options both MAC solvers take, checked before any allocation."""
     if not nu > 0:
         raise ValueError(f"nu must be > 0, got {nu}")
     if advection not in ADVECTION:
         raise ValueError(f"advection must be one of {', '.join(ADVECTION)}, got '{advection}'")
-    if viscous not in viscous_kinds:
-        raise ValueError(f"viscous must be one of {', '.join(viscous_kinds)}, got '{viscous}'")
+    if viscous not in VISCOUS:
+        raise ValueError(f"viscous must be one of {', '.join(VISCOUS)}, got '{viscous}'")
 
 
 class MacFlow(SeriesCheckpoint, BlockCheckpoint):

@@ -55,7 +55,7 @@ from .forcing import kernel_defines as immersed_defines
 from .immersed import ImmersedBoundary
 from .pressure import distributed_pressure_solver, pressure_solver
 from .state import MacState
-from .viscous import THETA, VISCOUS, FaceHelmholtz, ViscousStage, packed_size
+from .viscous import THETA, FaceHelmholtz, ViscousStage, packed_size
 
 SOURCE = "fv/incompressible.cu"
 VISCOUS_SOURCE = "fv/viscous.cu"
@@ -140,7 +140,7 @@ class IncompressibleSolver(MacFlow, MacState, TimeDependentSolver):
                  decomposition: Decomposition | None = None) -> None:
         if grid.ndim != 2:
             raise ValueError("the incompressible solver needs a 2D grid")
-        check_options(nu, advection, viscous, VISCOUS)
+        check_options(nu, advection, viscous)
         self.mesh = self.grid = grid
         self.nu = float(nu)
         self.boundaries = parse_boundaries(boundary, grid.nx, grid.ny)

@@ -28,7 +28,7 @@ from ...solver import BackendLike, TimeDependentSolver
 from ..incompressible.block_viscous import block_viscous_stage
 from ..incompressible.flow import ADVECTION, HISTORY_ROWS, MacFlow, check_options
 from ..incompressible.pressure import distributed_pressure_solver, pressure_solver
-from ..incompressible.viscous import THETA, VISCOUS, FaceHelmholtz, ViscousStage
+from ..incompressible.viscous import THETA, FaceHelmholtz, ViscousStage
 from .boundary import parse_boundaries
 from .fields import cell_velocity, centreline_profiles
 
@@ -102,7 +102,7 @@ class IncompressibleSolver3D(MacFlow, TimeDependentSolver):
                  decomposition: Decomposition | None = None):
         if grid.ndim != 3:
             raise ValueError("the incompressible3d solver needs a 3D grid")
-        check_options(nu, advection, viscous, VISCOUS)
+        check_options(nu, advection, viscous)
         self.implicit = viscous != "explicit"
         self.mesh = self.grid = grid
         self.nu = float(nu)
