@@ -14,4 +14,4 @@ def test_case_states_its_run_time(path):
     header = text[:text.index("\n[case]\n")]
     statement = header[header.index("# Run time: "):].replace("\n#  ", " ")
     assert "on the host backend (2 cores)" in statement
-    assert "GPU (NVIDIA H200)" in statement or "on a GPU (NVIDIA H200" in statement
+    assert any(f"GPU (NVIDIA {card}" in statement for card in ("H100", "H200"))
