@@ -12,12 +12,14 @@ surface (x = 0.15 and 0.25) by a quadratic through the three nearest fluid cells
 Recirculation length: where u on the axis y = 0.2 behind the cylinder turns positive (linear
 between faces), less x = 0.25.
 
-References: Schafer & Turek 1996 (Notes Numer. Fluid Mech. 52, 547-566) give the intervals
-5.57-5.59 (drag), 0.0104-0.0110 (lift), 0.1172-0.1176 (pressure difference) and 0.0842-0.0852
-(recirculation length); John & Matthies 2001 (Int. J. Numer. Meth. Fluids 37, 885-903) computed
-the first three on fine finite-element grids: 5.57953523384, 0.010618948146, 0.11752016697.
+--shift q moves the body along x by q quarter cells of x (0.4 / n): where it sits across its
+cells, which the lift depends on at <= 43 cells across D (docs/immersed_lift.md section 7).
+References: solvers/verification/schafer_turek.py (Schafer & Turek 1996 give the intervals
+5.57-5.59, 0.0104-0.0110, 0.1172-0.1176 and 0.0842-0.0852; John & Matthies 2001 computed the
+first three on fine finite-element grids).
 
-    python scripts/schafer_turek_convergence.py [--n 80,160,320] [--end 8] [--json out.json]
+    python scripts/schafer_turek_convergence.py [--n 80,160,320] [--end 8] [--shift 0]
+        [--json out.json]
     python scripts/schafer_turek_convergence.py --backend host --n 40 --end 1   # CPU smoke test
 """
 
@@ -31,11 +33,16 @@ import benchrun
 import numpy as np
 
 from solvers import load_case
+from solvers.verification.schafer_turek import STEADY as REFERENCE
 
 CASE = Path(__file__).resolve().parents[1] / "cases" / "cylinder.toml"
-REFERENCE = {"drag": 5.57953523384, "lift": 0.010618948146, "pressure_difference": 0.11752016697,
-             "recirculation_length": 0.0847}  # the last: the middle of 0.0842-0.0852
 QUANTITIES = tuple(REFERENCE)
+
+
+def body(n, shift):
+    """The cylinder's signed distance with its centre moved along x by `shift` quarter cells of
+    the 11 n / 2 cells of 2.2 along x."""
+    return f"sqrt((x - {0.2 + shift * (0.4 / n) / 4!r})**2 + (y - 0.2)**2) - 0.05"
 
 
 def axis_pressure(p, dx, dy, x):
@@ -70,7 +77,7 @@ def solve(n, args, out):
         "initial.constants": {"Um": 0.3, "H": 0.41}, "initial.u": "4 * Um * y * (H - y) / H**2",
         "physics.reference_velocity": 0.2, "run.backend": args.backend,
         "run.precision": args.precision, "run.steps_per_graph": 100, "output.dir": str(out),
-        "output.plot": False})
+        "output.plot": False, "obstacle.distance": body(n, args.shift)})
     start = time.perf_counter()
     run.run()
     seconds = time.perf_counter() - start
@@ -81,7 +88,8 @@ def solve(n, args, out):
     u, _ = solver.face_velocities()
     p = solver.pressure_field()
     dx, dy = 2.2 / p.shape[0], 0.41 / p.shape[1]
-    return {"n": n, "cells_across_d": 0.1 / dy, "steps": len(t), "seconds": seconds,
+    return {"n": n, "shift": args.shift, "cells_across_d": 0.1 / dy, "steps": len(t),
+            "seconds": seconds,
             "drag": float(drag[-1]), "lift": float(lift[-1]),
             "pressure_difference": axis_pressure(p, dx, dy, 0.15) - axis_pressure(p, dx, dy, 0.25),
             "recirculation_length": recirculation_length(u, dx, dy),
@@ -105,10 +113,11 @@ def convergence(rows):
     return out
 
 
-def bench(args):
-    start = time.perf_counter()
+def grids(args, solve, reference, **settings):
+    """A Schafer-Turek script's report: its settings and a row per grid of args.n, solve(n,
+    args, folder) each, printed as it comes."""
     report = {"backend": args.backend, "precision": args.precision, "end": args.end,
-              "reference": REFERENCE, "rows": [],
+              "shift": args.shift, **settings, "reference": reference, "rows": [],
               "versions": benchrun.versions(args.backend == "cuda")}
     with tempfile.TemporaryDirectory(prefix="schafer_turek-") as out:
         for n in (int(v) for v in args.n.split(",")):
@@ -116,6 +125,12 @@ def bench(args):
             report["rows"].append(row)
             print({k: round(v, 6) if isinstance(v, float) else v for k, v in row.items()},
                   flush=True)
+    return report
+
+
+def bench(args):
+    start = time.perf_counter()
+    report = grids(args, solve, REFERENCE)
     report["convergence"] = convergence(report["rows"])
     report["wall_seconds"] = time.perf_counter() - start
     return report
@@ -123,7 +138,7 @@ def bench(args):
 
 def table(report):
     lines = [f"Schafer-Turek 2D-1 on {report['backend']} ({report['precision']}), to t = "
-             f"{report['end']:g}",
+             f"{report['end']:g}, the body {report['shift']:g} quarter cells along x",
              f"{'n':>5} {'D/h':>6} {'drag':>9} {'lift':>10} {'dp':>9} {'La':>8} "
              f"{'lift change':>12} {'s':>7}"]
     for r in report["rows"]:
@@ -142,14 +157,22 @@ def table(report):
     return "\n".join(lines)
 
 
-def parse_args(argv):
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def arguments(doc, n, json):
+    """The options of a Schafer-Turek script: backend, grids (`n` by default), end time, body
+    shift, precision, JSON file (`json` by default)."""
+    p = argparse.ArgumentParser(description=doc.splitlines()[0])
     p.add_argument("--backend", choices=("cuda", "host"), default="cuda")
-    p.add_argument("--n", default="80,160,320", help="cells across the channel, comma-separated")
+    p.add_argument("--n", default=n, help="cells across the channel, comma-separated")
     p.add_argument("--end", type=float, default=8.0)
     p.add_argument("--precision", choices=("fp32", "fp64"), default="fp32")
-    p.add_argument("--json", default="schafer_turek_convergence.json")
-    return p.parse_args(argv)
+    p.add_argument("--shift", type=float, default=0.0,
+                   help="the body moved along x by this many quarter cells")
+    p.add_argument("--json", default=json)
+    return p
+
+
+def parse_args(argv):
+    return arguments(__doc__, "80,160,320", "schafer_turek_convergence.json").parse_args(argv)
 
 
 def main(argv=None):
