@@ -54,10 +54,12 @@ def distributed_pressure_solver(parallel, shape, spacing, kinds, preconditioner_
     if preconditioner_name not in DISTRIBUTED:
         raise ValueError(f"pressure preconditioner '{preconditioner_name}' does not run on "
                          f"several MPI ranks (use {' or '.join(DISTRIBUTED)})")
+    # Decomposition.overlap: True overlaps every level's exchange, False none, None (the
+    # default) the levels of at least OVERLAP_CELLS cells.
+    overlap = OVERLAP_CELLS if parallel.overlap is None else (0 if parallel.overlap else None)
     operator = BlockLaplacian(parallel.comm, parallel.layout.block, shape, spacing,
                               boundary=dict(kinds), backend=backend, precision=precision,
-                              collectives=parallel.collectives,
-                              overlap={True: 0, False: None}.get(parallel.overlap, OVERLAP_CELLS))
+                              collectives=parallel.collectives, overlap=overlap)
     layout = parallel.layout
     m = DistributedMultigrid(operator, layout) if preconditioner_name == "multigrid" else None
     solver = DistributedConjugateGradient(operator, m, rtol=rtol, maxiter=maxiter, atol=atol)
